@@ -1,0 +1,107 @@
+"""The game protocol shared by every game: `Game` makes a `State`; a `State` says who acts, what each
+player may see, and returns the next state when given legal actions.
+
+State is kept apart from what each player observes (as in OpenSpiel and PettingZoo), so private
+information stays private by construction: agents only ever receive an `Observation`.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stratagem.games.spaces import Action, ActionSpace, IllegalAction
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened, as recorded in the store. `visible_to` None means public."""
+
+    kind: str
+    data: Mapping[str, Any]
+    visible_to: frozenset[int] | None = None
+
+    def visible(self, player: int) -> bool:
+        return self.visible_to is None or player in self.visible_to
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one player may see at one moment. Games extend it with their own fields."""
+
+    player: int
+    legal: ActionSpace | None
+    """The player's action space if they must act now, otherwise None."""
+    events: tuple[Event, ...] = field(default=(), repr=False)
+    """The events this player has been allowed to see so far, oldest first."""
+
+
+class State(ABC):
+    """One immutable moment of a game. `apply` never mutates; it returns the next state."""
+
+    @abstractmethod
+    def to_act(self) -> tuple[int, ...]:
+        """Players who must act now: several at once for simultaneous moves, none when over."""
+
+    @abstractmethod
+    def legal(self, player: int) -> ActionSpace:
+        """The action space of a player who must act now."""
+
+    @abstractmethod
+    def observation(self, player: int) -> Observation:
+        """What `player` may see now, private information included."""
+
+    @abstractmethod
+    def is_terminal(self) -> bool: ...
+
+    @abstractmethod
+    def payoffs(self) -> tuple[float, ...]:
+        """Each player's total payoff so far (final once terminal)."""
+
+    @abstractmethod
+    def _next(self, actions: Mapping[int, Action]) -> tuple[State, list[Event]]:
+        """Advance with already validated actions."""
+
+    def apply(self, actions: Mapping[int, Action]) -> tuple[State, list[Event]]:
+        """Validate the actions of exactly the players to act, then advance."""
+        expected = set(self.to_act())
+        if set(actions) != expected:
+            raise IllegalAction(
+                f"expected actions from players {sorted(expected)}, got {sorted(actions)}"
+            )
+        valid = {p: self.legal(p).validate(a) for p, a in actions.items()}
+        return self._next(valid)
+
+
+class Game(ABC):
+    """The rules of a game. Deterministic given a seed: chance comes from `rng(seed, step)`."""
+
+    name: str
+    n_players: int
+
+    @abstractmethod
+    def initial_state(self, seed: int = 0) -> State: ...
+
+    def description(self) -> str:
+        """One line for listings."""
+        return self.name
+
+
+def chance(seed: int, *step: object) -> random.Random:
+    """A random source for one chance event, derived from the game seed and the step.
+
+    Deriving per step (instead of carrying a mutable generator in the state) keeps states immutable and
+    lets any state be replayed exactly.
+    """
+    return random.Random(":".join(str(part) for part in (seed, *step)))
+
+
+def play(game: Game, policy: Any, seed: int = 0) -> State:
+    """Play a game to the end with `policy(observation) -> action`; for tests and examples."""
+    state = game.initial_state(seed)
+    while not state.is_terminal():
+        state, _ = state.apply({p: policy(state.observation(p)) for p in state.to_act()})
+    return state
