@@ -1,5 +1,5 @@
-"""The game protocol shared by every game: `Game` makes a `State`; a `State` says who acts, what each
-player may see, and returns the next state when given legal actions.
+"""The game protocol shared by every game: `Game` makes a `State`; a `State` says who acts, what
+each player may see, and returns the next state when given legal actions.
 
 State is kept apart from what each player observes (as in OpenSpiel and PettingZoo), so private
 information stays private by construction: agents only ever receive an `Observation`.
@@ -67,6 +67,9 @@ class State(ABC):
 
     def apply(self, actions: Mapping[int, Action]) -> tuple[State, list[Event]]:
         """Validate the actions of exactly the players to act, then advance."""
+        if self.is_terminal():
+            # Checked first: with nobody to act, an empty action set would otherwise pass.
+            raise IllegalAction("the game is over: no further actions are accepted")
         expected = set(self.to_act())
         if set(actions) != expected:
             raise IllegalAction(
@@ -93,8 +96,8 @@ class Game(ABC):
 def chance(seed: int, *step: object) -> random.Random:
     """A random source for one chance event, derived from the game seed and the step.
 
-    Deriving per step (instead of carrying a mutable generator in the state) keeps states immutable and
-    lets any state be replayed exactly.
+    Deriving per step (instead of carrying a mutable generator in the state) keeps states immutable
+    and lets any state be replayed exactly.
     """
     return random.Random(":".join(str(part) for part in (seed, *step)))
 

@@ -1,8 +1,8 @@
 """Normal-form (matrix) games for 2 or n players: a payoff tensor plus action labels.
 
-Counterfactual variants (seed-003 §1) are transformations of a game: relabel the actions, replace the
-payoffs, or both. The tensor has shape (a_1, ..., a_n, n): entry [i, j, ..., p] is player p's payoff
-when player 1 plays action i, player 2 plays j, and so on.
+Counterfactual variants (seed-003 §1) are transformations of a game: relabel the actions, replace
+the payoffs, or both. The tensor has shape (a_1, ..., a_n, n): entry [i, j, ..., p] is player p's
+payoff when player 1 plays action i, player 2 plays j, and so on.
 """
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ from numpy.typing import ArrayLike, NDArray
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
 from stratagem.games.spaces import Action, Choice
+
+
+def _numbers(name: str, payoffs: ArrayLike) -> NDArray[np.float64]:
+    """Payoffs as a float array, or a user error naming the game (not a numpy traceback)."""
+    try:
+        return np.asarray(payoffs, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise StratagemError(f"game '{name}': payoffs are not numbers ({exc})") from None
 
 
 class NormalFormGame(Game):
@@ -41,10 +49,7 @@ class NormalFormGame(Game):
                 raise StratagemError(
                     f"game '{name}': player {p + 1} has an empty or non-text label"
                 )
-        try:
-            tensor = np.asarray(payoffs, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise StratagemError(f"game '{name}': payoffs are not numbers ({exc})") from None
+        tensor = _numbers(name, payoffs)
         shape = (*self.sizes, self.n_players)
         if tensor.shape != shape:
             raise StratagemError(
@@ -69,7 +74,7 @@ class NormalFormGame(Game):
         description: str = "",
     ) -> NormalFormGame:
         """A symmetric 2-player game from the row player's matrix: u2(a, b) = u1(b, a)."""
-        a = np.asarray(row_payoffs, dtype=float)
+        a = _numbers(name, row_payoffs)
         k = len(labels)
         if a.shape != (k, k):
             raise StratagemError(f"game '{name}': row payoffs have shape {a.shape}, need {(k, k)}")
@@ -85,7 +90,7 @@ class NormalFormGame(Game):
         description: str = "",
     ) -> NormalFormGame:
         """A 2-player game from the row player's and the column player's matrices."""
-        a, b = np.asarray(row, dtype=float), np.asarray(col, dtype=float)
+        a, b = _numbers(name, row), _numbers(name, col)
         if a.shape != b.shape:
             raise StratagemError(f"game '{name}': matrices differ in shape {a.shape} vs {b.shape}")
         return cls(name, labels, np.stack([a, b], axis=-1), description)
@@ -101,7 +106,7 @@ class NormalFormGame(Game):
         labels: Sequence[str] = ("cooperate", "defect"),
         description: str = "",
     ) -> NormalFormGame:
-        """The PD family by T, R, P, S: if I cooperate and my partner defects I get S (seed-001 §2)."""
+        """The PD family by T, R, P, S (seed-001 §2): if I cooperate and they defect, I get S."""
         return cls.symmetric(name, labels, [[r, s], [t, p]], description)
 
     # -- transformations (seed-003 counterfactual variants) -------------------------------------

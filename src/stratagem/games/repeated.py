@@ -1,7 +1,7 @@
 """A stage game repeated for a fixed number of rounds, with the full history.
 
-Each player observes the whole public history (every player's action and payoff in past rounds), as in
-both seed-001 (§3.4) and seed-003 (§3.3). Whether the number of rounds is revealed is up to the
+Each player observes the whole public history (every player's action and payoff in past rounds), as
+in both seed-001 (§3.4) and seed-003 (§3.3). Whether the number of rounds is revealed is up to the
 presentation: seed-001 tells it, seed-003 does not.
 """
 

@@ -1,0 +1,442 @@
+"""The named games of the studies, with their exact payoffs, and a way to declare new variants.
+
+Every payoff here is experimental material copied from a spec, with the section cited next to it.
+Counterfactual variants are built as transformations of their default game (relabel, replace
+payoffs, or both), as seed-003 §1 defines them, so a variant cannot drift from its base by a typo.
+
+seed-003 gotcha (§0.1, §1.4): its PD result tables carry the wrong captions. Entries are named by
+content with the code's keys (`pd-alt` = C/D labels with Stag Hunt payoffs, and so on); the caption
+under which the paper prints each one is kept in `CatalogEntry.paper_caption`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from stratagem.errors import StratagemError, unknown_name
+from stratagem.games.base import Game
+from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.public_good import SEED004_SETTING0_MULTIPLIER, PublicGoodGame
+from stratagem.games.ultimatum import UltimatumGame
+
+# -- game families as functions of their parameters ----------------------------------------------
+
+
+def rock_paper_scissors(
+    name: str,
+    labels: Sequence[str] = ("rock", "paper", "scissors"),
+    ac: float = 1,
+    ba: float = 1,
+    cb: float = 1,
+    description: str = "",
+) -> NormalFormGame:
+    """seed-003's RPS parameterisation (§1.3): with actions a, b, c, a beats c (winner +ac, loser
+    -ac), b beats a (±ba) and c beats b (±cb); ties pay 0. Zero-sum and symmetric."""
+    if len(labels) != 3:
+        raise StratagemError(
+            f"game '{name}': rock-paper-scissors needs 3 labels, got {len(labels)}"
+        )
+    for key, value in (("ac", ac), ("ba", ba), ("cb", cb)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise StratagemError(f"game '{name}': win magnitude {key} must be > 0, got {value!r}")
+    row = [
+        [0, -ba, ac],  # a: loses to b, beats c
+        [ba, 0, -cb],  # b: beats a, loses to c
+        [-ac, cb, 0],  # c: loses to a, beats b
+    ]
+    return NormalFormGame.symmetric(name, labels, row, description)
+
+
+def n_player_prisoners_dilemma(
+    name: str,
+    cooperate: float,
+    defect: float,
+    one_defect: float,
+    two_defect: float,
+    labels: Sequence[str] = ("cooperate", "defect"),
+    description: str = "",
+) -> NormalFormGame:
+    """seed-004's three-player Prisoner's Dilemma (§3.4), one round. By the number of defectors:
+    none, each gets `cooperate`; one, the defector gets `one_defect` and the others 0; two, each
+    defector gets `two_defect` and the cooperator 0; three, each gets `defect`."""
+    if len(labels) != 2:
+        raise StratagemError(f"game '{name}': the prisoner's dilemma needs 2 labels")
+    params = {"cooperate": cooperate, "defect": defect, "one_defect": one_defect}
+    for key, value in {**params, "two_defect": two_defect}.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise StratagemError(f"game '{name}': {key} must be a finite number, got {value!r}")
+    by_defectors = {
+        0: (cooperate, cooperate),  # (payoff of a cooperator, payoff of a defector)
+        1: (0.0, one_defect),
+        2: (0.0, two_defect),
+        3: (defect, defect),
+    }
+    tensor = np.zeros((2, 2, 2, 3))
+    for profile in np.ndindex(2, 2, 2):
+        k = sum(profile)
+        for p, action in enumerate(profile):
+            tensor[(*profile, p)] = by_defectors[k][action]
+    return NormalFormGame(name, [labels] * 3, tensor, description)
+
+
+def _symmetric_tensor(row: ArrayLike) -> NDArray[np.float64]:
+    a = np.asarray(row, dtype=float)
+    return np.stack([a, a.T], axis=-1)
+
+
+# -- seed-001: the thesis' PD family (§2, §4.1) --------------------------------------------------
+
+
+def _dilemma() -> NormalFormGame:
+    # seed-001 §4.1: Prisoner's Dilemma T=15 R=10 P=5 S=0.
+    return NormalFormGame.prisoners_dilemma(
+        "dilemma", t=15, r=10, p=5, s=0, description="Prisoner's Dilemma, T15 R10 P5 S0"
+    )
+
+
+def _delight() -> NormalFormGame:
+    # seed-001 §4.1: Prisoner's Delight T=0 R=5 P=10 S=15.
+    return NormalFormGame.prisoners_dilemma(
+        "delight", t=0, r=5, p=10, s=15, description="Prisoner's Delight, T0 R5 P10 S15"
+    )
+
+
+def _confusion() -> NormalFormGame:
+    # seed-001 §4.1: Prisoner's Confusion T=10 R=15 P=5 S=0.
+    return NormalFormGame.prisoners_dilemma(
+        "confusion", t=10, r=15, p=5, s=0, description="Prisoner's Confusion, T10 R15 P5 S0"
+    )
+
+
+# -- seed-003: PD family (§1.2) ------------------------------------------------------------------
+
+# seed-003 §1.2: labels are full lowercase words, a then b.
+_CD = ("cooperation", "defection")
+_SH = ("stag", "hare")
+# seed-003 §1.2: row payoffs aa, ab, ba, bb; PD (pd, sh-alt) = 4, 1, 6, 2;
+# Stag Hunt (pd-alt, sh) = 6, 1, 4, 2.
+_SH_ROW = [[6, 1], [4, 2]]
+
+
+def _pd() -> NormalFormGame:
+    # seed-003 §1.2 `pd`: aa=4 (R), ab=1 (S), ba=6 (T), bb=2 (P).
+    return NormalFormGame.prisoners_dilemma(
+        "pd",
+        t=6,
+        r=4,
+        p=2,
+        s=1,
+        labels=_CD,
+        description="Prisoner's Dilemma (seed-003 default), cooperation/defection, 4 1 6 2",
+    )
+
+
+def _pd_alt() -> NormalFormGame:
+    # seed-003 §1.2 `pd-alt`: PD labels with Stag Hunt payoffs (App. B payoff-based).
+    return _pd().transform(
+        "pd-alt",
+        payoffs=_symmetric_tensor(_SH_ROW),
+        description="Stag Hunt payoffs 6 1 4 2 under cooperation/defection labels",
+    )
+
+
+def _sh() -> NormalFormGame:
+    # seed-003 §1.2 `sh`: stag/hare labels with Stag Hunt payoffs (App. B joint).
+    return _pd().transform(
+        "sh",
+        labels=[_SH, _SH],
+        payoffs=_symmetric_tensor(_SH_ROW),
+        description="Stag Hunt, stag/hare, 6 1 4 2",
+    )
+
+
+def _sh_alt() -> NormalFormGame:
+    # seed-003 §1.2 `sh-alt`: stag/hare labels with PD payoffs (App. B label-based).
+    return _pd().transform(
+        "sh-alt",
+        labels=[_SH, _SH],
+        description="Prisoner's Dilemma payoffs 4 1 6 2 under stag/hare labels",
+    )
+
+
+# -- seed-003: RPS family (§1.3) -----------------------------------------------------------------
+
+_RPS = ("rock", "paper", "scissors")
+_PRS = ("paper", "rock", "scissors")  # seed-003 §1.3: the permuted a, b, c of eq1-alt and ba3-alt
+
+
+def _eq1() -> NormalFormGame:
+    # seed-003 §1.3 `eq1`: a,b,c = rock, paper, scissors; ac = ba = cb = 1.
+    return rock_paper_scissors(
+        "eq1", _RPS, 1, 1, 1, description="Rock-paper-scissors, every win pays 1"
+    )
+
+
+def _eq1_alt() -> NormalFormGame:
+    # seed-003 §1.3 `eq1-alt`: a,b,c = paper, rock, scissors, same payoffs, so paper beats
+    # scissors, rock beats paper, scissors beats rock.
+    return _eq1().transform(
+        "eq1-alt",
+        labels=[_PRS, _PRS],
+        description="Rock-paper-scissors with permuted dominance: rock beats paper, "
+        "scissors beats rock, paper beats scissors",
+    )
+
+
+def _ba3() -> NormalFormGame:
+    # seed-003 §1.3 `ba3`: rock, paper, scissors; ac=1, ba=3, cb=1 (paper beats rock pays 3).
+    return _eq1().transform(
+        "ba3",
+        payoffs=rock_paper_scissors("ba3", _RPS, ac=1, ba=3, cb=1).payoffs,
+        description="Rock-paper-scissors where paper beating rock pays 3",
+    )
+
+
+def _ba3_alt() -> NormalFormGame:
+    # seed-003 §1.3 `ba3-alt`: paper, rock, scissors; ac=1, ba=3, cb=1 (rock beats paper pays 3).
+    return _eq1().transform(
+        "ba3-alt",
+        labels=[_PRS, _PRS],
+        payoffs=_ba3().payoffs,
+        description="Rock-paper-scissors with permuted dominance where rock beating paper pays 3",
+    )
+
+
+# -- seed-004: n-player games (§3.4, §3.5) -------------------------------------------------------
+
+
+def _npd3(
+    cooperate: float = 2, defect: float = 1, one_defect: float = 4, two_defect: float = 2
+) -> NormalFormGame:
+    # seed-004 §3.4: setting 0 of the code is cooperate/defect/one_defect/two_defect = 2/1/4/2
+    # (the code's own default is 3/1/100/2; the paper's 7 settings are unpublished).
+    return n_player_prisoners_dilemma(
+        "npd3",
+        cooperate,
+        defect,
+        one_defect,
+        two_defect,
+        description=f"Three-player Prisoner's Dilemma, {cooperate}/{defect}/{one_defect}/"
+        f"{two_defect} (all C / all D / lone defector / two defectors)",
+    )
+
+
+def _public_good(
+    n_players: int = 3,
+    endowment: int = 100,
+    rounds: int = 5,
+    multiplier: float = SEED004_SETTING0_MULTIPLIER,
+    enforce_budget: bool = True,
+) -> PublicGoodGame:
+    # seed-004 §3.5: 3 players, 100 points in total, 5 rounds, setting 0's multiplier 3.5.
+    return PublicGoodGame(n_players, endowment, rounds, multiplier, enforce_budget)
+
+
+def _ultimatum(pie: int = 100) -> UltimatumGame:
+    return UltimatumGame(pie)
+
+
+# -- the registry --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A named game: where its numbers come from and how to build it."""
+
+    name: str
+    description: str
+    source: str
+    """The spec section its rules and numbers come from, e.g. "seed-001 §4.1"."""
+    family: str
+    factory: Callable[..., Game]
+    """Builds the game; keyword options (public-good's multiplier, ...) are its parameters."""
+    rounds: tuple[int, ...] = ()
+    """Numbers of rounds the source study repeats the game for; () if not repeated."""
+    variant_of: str | None = None
+    """The default game this counterfactual transforms (seed-003 §1)."""
+    counterfactual: str = ""
+    """What the variant changes, by content: "default", "label-based", "payoff-based" or "joint"."""
+    paper_caption: str = ""
+    """How the study's result tables caption this game (seed-003 §0.1: PD captions are wrong)."""
+
+    def options(self) -> tuple[str, ...]:
+        """Keyword options the factory accepts."""
+        return tuple(inspect.signature(self.factory).parameters)
+
+
+def _entries() -> list[CatalogEntry]:
+    s1, s3pd, s3rps, s4 = "seed-001 §4.1", "seed-003 §1.2", "seed-003 §1.3", "seed-004"
+    return [
+        CatalogEntry("dilemma", _dilemma().description(), s1, "seed-001-pd", _dilemma, (10, 20)),
+        CatalogEntry("delight", _delight().description(), s1, "seed-001-pd", _delight, (10, 20)),
+        CatalogEntry(
+            "confusion", _confusion().description(), s1, "seed-001-pd", _confusion, (10, 20)
+        ),
+        # seed-003 §1.2 table: code key, content, App. B name, and the caption of its tables.
+        CatalogEntry(
+            "pd", _pd().description(), s3pd, "seed-003-pd", _pd, (16,),
+            counterfactual="default", paper_caption="PD",
+        ),
+        CatalogEntry(
+            "pd-alt", _pd_alt().description(), s3pd, "seed-003-pd", _pd_alt, (16,),
+            variant_of="pd", counterfactual="payoff-based", paper_caption="label-based",
+        ),
+        CatalogEntry(
+            "sh", _sh().description(), s3pd, "seed-003-pd", _sh, (16,),
+            variant_of="pd", counterfactual="joint", paper_caption="payoff-based",
+        ),
+        CatalogEntry(
+            "sh-alt", _sh_alt().description(), s3pd, "seed-003-pd", _sh_alt, (16,),
+            variant_of="pd", counterfactual="label-based", paper_caption="joint",
+        ),
+        # seed-003 §1.3 table: the RPS captions are correct.
+        CatalogEntry(
+            "eq1", _eq1().description(), s3rps, "seed-003-rps", _eq1, (24,),
+            counterfactual="default", paper_caption="default",
+        ),
+        CatalogEntry(
+            "eq1-alt", _eq1_alt().description(), s3rps, "seed-003-rps", _eq1_alt, (24,),
+            variant_of="eq1", counterfactual="label-based", paper_caption="label-based",
+        ),
+        CatalogEntry(
+            "ba3", _ba3().description(), s3rps, "seed-003-rps", _ba3, (24,),
+            variant_of="eq1", counterfactual="payoff-based", paper_caption="payoff-based",
+        ),
+        CatalogEntry(
+            "ba3-alt", _ba3_alt().description(), s3rps, "seed-003-rps", _ba3_alt, (24,),
+            variant_of="eq1", counterfactual="joint", paper_caption="joint",
+        ),
+        CatalogEntry("npd3", _npd3().description(), f"{s4} §3.4", s4, _npd3, (5,)),
+        CatalogEntry(
+            "public-good", _public_good().description(), f"{s4} §3.5", s4, _public_good
+        ),
+        CatalogEntry(
+            "ultimatum", _ultimatum().description(),
+            "not from a seed study; requested by peers (specs/peers.md, Axelrod#1328)",
+            "bargaining", _ultimatum,
+        ),
+    ]  # fmt: skip
+
+
+GAMES: dict[str, CatalogEntry] = {entry.name: entry for entry in _entries()}
+"""Every named game, in listing order."""
+
+
+def game_names() -> list[str]:
+    return list(GAMES)
+
+
+def get_entry(name: str) -> CatalogEntry:
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise unknown_name("game", name, GAMES) from None
+
+
+def get_game(name: str, **options: Any) -> Game:
+    """A fresh game by catalog name; `options` are passed to its factory (see `options()`)."""
+    entry = get_entry(name)
+    valid = entry.options()
+    for key in options:
+        if key not in valid:
+            hint = f"options: {', '.join(valid)}" if valid else "it takes no options"
+            raise StratagemError(f"game '{name}' has no option '{key}': {hint}")
+    return entry.factory(**options)
+
+
+def get_stage(name: str, **options: Any) -> NormalFormGame:
+    """A matrix game by catalog name (the stage game of a repeated game)."""
+    game = get_game(name, **options)
+    if not isinstance(game, NormalFormGame):
+        matrix = [n for n, e in GAMES.items() if isinstance(e.factory(), NormalFormGame)]
+        raise StratagemError(
+            f"game '{name}' is not a matrix game, so it has no stage game; "
+            f"matrix games: {', '.join(matrix)}"
+        )
+    return game
+
+
+# -- user-declared variants ----------------------------------------------------------------------
+
+
+def _variant_labels(
+    base: NormalFormGame, name: str, labels: Sequence[str] | Sequence[Sequence[str]]
+) -> list[list[str]]:
+    if isinstance(labels, str) or not isinstance(labels, Sequence) or not labels:
+        raise StratagemError(f"variant '{name}': labels must be a non-empty list, got {labels!r}")
+    if all(isinstance(x, str) for x in labels):
+        return [list(labels)] * base.n_players  # type: ignore[arg-type]  # one list for all
+    if len(labels) != base.n_players:
+        raise StratagemError(
+            f"variant '{name}': {len(labels)} label lists given, "
+            f"'{base.name}' has {base.n_players} players"
+        )
+    out = []
+    for p, ls in enumerate(labels):
+        if isinstance(ls, str) or not isinstance(ls, Sequence):
+            raise StratagemError(
+                f"variant '{name}': labels of player {p + 1} must be a list, got {ls!r}"
+            )
+        out.append(list(ls))
+    return out
+
+
+def make_variant(
+    base_name: str,
+    name: str,
+    labels: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    payoffs: ArrayLike | None = None,
+    description: str = "",
+) -> NormalFormGame:
+    """A counterfactual of a catalog matrix game: new labels, new payoffs, or both.
+
+    `labels` is one list for every player or one list per player. `payoffs` is the full tensor
+    (actions of each player, then one payoff per player) or, for a symmetric 2-player base, the row
+    player's matrix alone (the column player's is its transpose).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise StratagemError(f"variant of '{base_name}': the name must be non-empty text")
+    if name in GAMES:
+        raise StratagemError(f"variant name '{name}' is already a catalog game; choose another")
+    base = get_stage(base_name)
+    if labels is None and payoffs is None:
+        raise StratagemError(f"variant '{name}' of '{base_name}': give new labels, payoffs or both")
+    new_labels = base.labels if labels is None else _variant_labels(base, name, labels)
+    sizes = tuple(len(ls) for ls in new_labels)
+    if payoffs is None:
+        if sizes != base.sizes:
+            raise StratagemError(
+                f"variant '{name}': labels give {list(sizes)} actions but '{base_name}' has "
+                f"{list(base.sizes)}; give payoffs for the new actions too"
+            )
+        tensor: ArrayLike = base.payoffs
+    else:
+        try:
+            array = np.asarray(payoffs, dtype=float)
+        except (TypeError, ValueError):
+            raise StratagemError(
+                f"variant '{name}': payoffs must be a nested list of numbers"
+            ) from None
+        full = (*sizes, len(sizes))
+        row_shape = (sizes[0], sizes[0]) if base.is_symmetric() and len(set(sizes)) == 1 else None
+        if array.shape == full:
+            tensor = array
+        elif array.shape == row_shape:
+            tensor = _symmetric_tensor(array)
+        else:
+            accepted = f"{full}" + (f" or the row player's matrix {row_shape}" if row_shape else "")
+            raise StratagemError(
+                f"variant '{name}': payoffs have shape {array.shape}, expected {accepted}"
+            )
+    return base.transform(name, labels=new_labels, payoffs=tensor, description=description)

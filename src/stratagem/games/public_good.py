@@ -1,0 +1,174 @@
+"""The repeated Public Good game of seed-004 (MAgIC) §3.5.
+
+Each of n players holds an endowment for the whole game (not per round). In every round they all
+contribute an integer at once; contributions are public once the round is over. At the end the pool
+times a multiplier is shared equally, and each final score is what the player kept plus the share.
+
+Numbers (seed-004 §3.5): 3 players, 100 points in total, 5 rounds. The multiplier defaults to 3.5,
+the value of the only published setting (setting 0 of the code); the paper's figure lists the seven
+multipliers of its other settings, `SEED004_MULTIPLIERS`, which are not in the code. Note that with
+3.5 and 3 players each contributed point returns 3.5/3 > 1 to its giver, so contributing maximises a
+player's own score; contributing less still wins more often, since the winner is the highest scorer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from stratagem.errors import StratagemError
+from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.spaces import Action, IllegalAction, IntegerRange
+
+SEED004_MULTIPLIERS: tuple[float, ...] = (1.0, 1.2, 1.5, 1.8, 2.0, 2.5, 3.0)
+"""The multipliers on the x-axis of seed-004's Public Good figure (§3.5)."""
+
+SEED004_SETTING0_MULTIPLIER = 3.5
+"""The multiplier of seed-004's setting 0, the one setting its code ships (§3.5)."""
+
+
+def _positive_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise StratagemError(f"public good: {name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+class PublicGoodGame(Game):
+    """n players, a total endowment each, `rounds` simultaneous contributions, one final payout.
+
+    `enforce_budget` (default True) limits each contribution to what the player has left. seed-004's
+    original code did not enforce the budget (§3.5: "scores can go negative"); with False, any
+    contribution up to the endowment is legal in every round, so the kept amount can fall below 0.
+    """
+
+    def __init__(
+        self,
+        n_players: int = 3,
+        endowment: int = 100,
+        rounds: int = 5,
+        multiplier: float = SEED004_SETTING0_MULTIPLIER,
+        enforce_budget: bool = True,
+        name: str = "public-good",
+    ) -> None:
+        self.n_players = _positive_int("n_players", n_players, 2)
+        self.endowment = _positive_int("endowment", endowment, 1)
+        self.rounds = _positive_int("rounds", rounds, 1)
+        if (
+            isinstance(multiplier, bool)
+            or not isinstance(multiplier, int | float)
+            or not math.isfinite(multiplier)
+            or multiplier < 0
+        ):
+            raise StratagemError(
+                f"public good: multiplier must be a finite number >= 0, got {multiplier!r}"
+            )
+        if not isinstance(enforce_budget, bool):
+            raise StratagemError(
+                f"public good: enforce_budget must be true or false, got {enforce_budget!r}"
+            )
+        self.multiplier = float(multiplier)
+        self.enforce_budget = enforce_budget
+        self.name = name
+
+    def description(self) -> str:
+        return (
+            f"Public good: {self.n_players} players with {self.endowment} points each contribute "
+            f"over {self.rounds} rounds; the pool x {self.multiplier:g} is shared equally"
+        )
+
+    def initial_state(self, seed: int = 0) -> PublicGoodState:
+        return PublicGoodState(self, ())
+
+
+@dataclass(frozen=True)
+class PublicGoodObservation(Observation):
+    """A player's view: the rules, what they have left, and every past round's contributions."""
+
+    round: int = 1
+    """The round about to be played, from 1 (rounds + 1 once over)."""
+    rounds: int = 1
+    endowment: int = 0
+    multiplier: float = 0.0
+    remaining: int = 0
+    """Points this player has kept so far."""
+    history: tuple[tuple[int, ...], ...] = ()
+    """Contributions of every player, one tuple per past round."""
+
+    @property
+    def pool(self) -> int:
+        return sum(sum(r) for r in self.history)
+
+
+@dataclass(frozen=True)
+class PublicGoodState(State):
+    game: PublicGoodGame
+    history: tuple[tuple[int, ...], ...]
+
+    def remaining(self, player: int) -> int:
+        return self.game.endowment - sum(r[player] for r in self.history)
+
+    @property
+    def pool(self) -> int:
+        return sum(sum(r) for r in self.history)
+
+    def share(self) -> float:
+        """Each player's part of the multiplied pool (paid out at the end)."""
+        return self.game.multiplier * self.pool / self.game.n_players
+
+    def to_act(self) -> tuple[int, ...]:
+        return () if self.is_terminal() else tuple(range(self.game.n_players))
+
+    def legal(self, player: int) -> IntegerRange:
+        if player not in self.to_act():
+            raise IllegalAction(f"player {player} does not act now in the public good game")
+        if self.game.enforce_budget:
+            return IntegerRange(0, max(0, self.remaining(player)))
+        return IntegerRange(0, self.game.endowment)
+
+    def events(self) -> tuple[Event, ...]:
+        """Public events: each round's contributions, then the payout once the game is over."""
+        out = [
+            Event("contributions", {"round": t, "contributions": list(r)})
+            for t, r in enumerate(self.history, start=1)
+        ]
+        if self.is_terminal():
+            out.append(
+                Event(
+                    "payout",
+                    {"pool": self.pool, "share": self.share(), "payoffs": list(self.payoffs())},
+                )
+            )
+        return tuple(out)
+
+    def observation(self, player: int) -> PublicGoodObservation:
+        if not 0 <= player < self.game.n_players:
+            raise StratagemError(
+                f"the public good game has players 0..{self.game.n_players - 1}, got {player}"
+            )
+        return PublicGoodObservation(
+            player=player,
+            legal=None if self.is_terminal() else self.legal(player),
+            events=self.events(),
+            round=len(self.history) + 1,
+            rounds=self.game.rounds,
+            endowment=self.game.endowment,
+            multiplier=self.game.multiplier,
+            remaining=self.remaining(player),
+            history=self.history,
+        )
+
+    def is_terminal(self) -> bool:
+        return len(self.history) >= self.game.rounds
+
+    def payoffs(self) -> tuple[float, ...]:
+        """Final: kept points plus the share. Before the end: kept points only, since the pool is
+        paid out only when the game is over (seed-004 §3.5)."""
+        bonus = self.share() if self.is_terminal() else 0.0
+        return tuple(float(self.remaining(p)) + bonus for p in range(self.game.n_players))
+
+    def _next(self, actions: Mapping[int, Action]) -> tuple[PublicGoodState, list[Event]]:
+        played = tuple(int(actions[p]) for p in range(self.game.n_players))
+        nxt = PublicGoodState(self.game, (*self.history, played))
+        new = nxt.events()[len(self.history) :]
+        return nxt, list(new)
