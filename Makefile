@@ -24,7 +24,7 @@ lint: setup
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -q
 
 bench: setup
 	$(BIN)/python benchmarks/tournament.py

@@ -44,8 +44,8 @@ class Classifier:
 class Strategy:
     """A rule-based player of repeated normal-form games.
 
-    Subclasses set `name` and `classifier` and implement `act`. Stateful strategies set their state up in
-    `reset`, which is called before every match.
+    Subclasses set `name` and `classifier` and implement `act`. Stateful strategies set their state
+    up in `reset`, which is called before every match.
     """
 
     name: ClassVar[str]

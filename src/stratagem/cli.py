@@ -1,0 +1,248 @@
+"""The `stratagem` command: parses arguments, calls the layers, prints. No logic of its own.
+
+Errors a user can cause are `StratagemError`s: printed on one line, exit status 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from stratagem.errors import StratagemError
+from stratagem.experiments.episode_io import export_episodes, import_episodes
+from stratagem.experiments.ids import stable_id
+from stratagem.experiments.moran import MoranProcess
+from stratagem.experiments.store import MatchEntry, ResultStore
+from stratagem.experiments.tournament import Tournament, TournamentResult
+from stratagem.games.catalog import GAMES, get_stage
+from stratagem.games.normal_form import NormalFormGame
+from stratagem.strategies.registry import STRATEGIES, get_strategy
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Measure how LLM-based agents reason and behave in strategic games.",
+    pretty_exceptions_show_locals=False,  # locals may hold secrets (API keys) in later layers
+)
+# Wide enough for the tables when the output is a file or a pipe (rich assumes 80 columns there).
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True)
+
+CLASSIC = [
+    "AlwaysCooperate",
+    "AlwaysDefect",
+    "TitForTat",
+    "GrimTrigger",
+    "GrimTrigger2",
+    "Random(0.5)",
+    "WinStayLoseShift",
+    "TitForTwoTats",
+    "SuspiciousTitForTat",
+    "Alternator",
+]
+DEFAULT_STORE = Path("results/stratagem.db")
+
+StrategyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--strategy", "-s", help="A strategy, e.g. TitForTat or 'Random(0.3)'; repeat the option."
+    ),
+]
+GameOption = Annotated[str, typer.Option("--game", "-g", help="A matrix game of the catalog.")]
+SeedOption = Annotated[int, typer.Option(help="Seed of every random draw.")]
+NoiseOption = Annotated[float, typer.Option(help="Probability that an action is flipped.")]
+
+
+@app.command()
+def games() -> None:
+    """List the games of the catalog."""
+    table = Table(title="games")
+    for column in ("name", "players", "actions", "source", "description"):
+        table.add_column(column)
+    for entry in GAMES.values():
+        game = entry.factory()
+        actions = " / ".join(game.labels[0]) if isinstance(game, NormalFormGame) else "structured"
+        table.add_row(entry.name, str(game.n_players), actions, entry.source, entry.description)
+    out.print(table)
+
+
+@app.command()
+def strategies() -> None:
+    """List the rule-based strategies and their classifiers."""
+    table = Table(title="strategies (axl:<Name> plays any strategy of the axelrod library)")
+    for column in ("name", "memory", "stochastic", "nice", "retaliating", "forgiving", "about"):
+        table.add_column(column)
+    for name in STRATEGIES:
+        strategy = get_strategy(name)
+        c = strategy.classifier
+        doc = (type(strategy).__doc__ or "").strip().split(":")[0].splitlines()[0]
+        table.add_row(
+            name,
+            "∞" if c.memory_depth == float("inf") else str(int(c.memory_depth)),
+            *(
+                "yes" if flag else "no"
+                for flag in (c.stochastic, c.nice, c.retaliating, c.forgiving)
+            ),
+            doc,
+        )
+    out.print(table)
+
+
+@app.command()
+def tournament(
+    strategy: StrategyOption = None,
+    game: GameOption = "dilemma",
+    turns: Annotated[int, typer.Option(help="Rounds per match.")] = 200,
+    repetitions: Annotated[int, typer.Option(help="Matches per pair.")] = 10,
+    noise: NoiseOption = 0.0,
+    seed: SeedOption = 0,
+    self_play: Annotated[bool, typer.Option(help="Each strategy also meets itself.")] = True,
+    store: Annotated[Path, typer.Option(help="SQLite file the matches are written to.")] = (
+        DEFAULT_STORE
+    ),
+) -> None:
+    """Play a round-robin tournament and print its table (default: the classic strategies)."""
+    names = strategy or CLASSIC
+    stage = get_stage(game)
+    players = [get_strategy(name) for name in names]
+    t = Tournament(players, stage, turns, repetitions, noise, seed, self_play)
+    result = t.play()
+    _print_standings(result, f"{game}: {turns} turns, {repetitions} repetitions, noise {noise}")
+    spec = {
+        "kind": "tournament",
+        "game": game,
+        "strategies": [p.label for p in players],
+        "turns": turns,
+        "repetitions": repetitions,
+        "noise": noise,
+        "seed": seed,
+        "self_play": self_play,
+    }
+    _save_tournament(store, spec, result)
+
+
+def _print_standings(result: TournamentResult, title: str) -> None:
+    table = Table(title=title)
+    table.add_column("rank", justify="right")
+    table.add_column("strategy")
+    table.add_column("mean score / turn", justify="right")
+    table.add_column("wins", justify="right")
+    table.add_column("cooperation", justify="right")
+    for row in result.standings():
+        table.add_row(
+            str(row.rank),
+            row.player,
+            f"{row.mean_score:.3f}",
+            str(row.wins),
+            f"{row.cooperation:.2f}",
+        )
+    out.print(table)
+
+
+def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResult) -> None:
+    """Write every match as an episode; a re-run of the same tournament is not stored twice."""
+    experiment = stable_id(spec)
+    with ResultStore(path) as store:
+        store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
+        if store.status_counts(experiment).get("finished", 0) == len(result.matches):
+            out.print(f"already stored as experiment {experiment} in {path}")
+            return
+        entries = (
+            MatchEntry(
+                experiment_id=experiment,
+                episode_id=stable_id({**spec, "seats": [m.first, m.second], "rep": m.repetition}),
+                game=result.stage,
+                players=[result.players[m.first], result.players[m.second]],
+                seed=m.seed,
+                result=m.result,
+                game_name=str(spec["game"]),
+            )
+            for m in result.matches
+        )
+        stored = store.record_matches(entries, replace=True)
+    out.print(f"stored {stored} matches as experiment {experiment} in {path}")
+
+
+@app.command()
+def moran(
+    strategy: StrategyOption = None,
+    game: GameOption = "dilemma",
+    size: Annotated[int, typer.Option(help="Individuals of each strategy.")] = 3,
+    turns: Annotated[int, typer.Option(help="Rounds per match.")] = 50,
+    noise: NoiseOption = 0.0,
+    mutation: Annotated[float, typer.Option(help="Mutation probability per birth.")] = 0.0,
+    generations: Annotated[int, typer.Option(help="Stop after this many.")] = 1000,
+    seed: SeedOption = 0,
+) -> None:
+    """Run an evolutionary Moran process until one strategy takes over."""
+    names = strategy or ["TitForTat", "AlwaysDefect", "AlwaysCooperate", "WinStayLoseShift"]
+    if size < 1:
+        raise StratagemError(f"--size must be >= 1, got {size}")
+    population = [get_strategy(n) for n in names for _ in range(size)]
+    result = MoranProcess(
+        population, get_stage(game), turns, noise, mutation, generations, seed
+    ).play()
+    table = Table(title=f"Moran process on {game}: population by generation")
+    labels = sorted({p.label for p in population})
+    table.add_column("generation", justify="right")
+    for label in labels:
+        table.add_column(label, justify="right")
+    step = max(1, result.generations // 15)
+    shown = sorted({*range(0, result.generations + 1, step), result.generations})
+    for g in shown:
+        table.add_row(str(g), *(str(result.populations[g][label]) for label in labels))
+    out.print(table)
+    if result.winner:
+        out.print(f"{result.winner} fixated after {result.generations} generations")
+    else:
+        out.print(f"no fixation within {result.generations} generations")
+
+
+StoreOption = Annotated[Path, typer.Option(help="The SQLite result store.")]
+
+
+@app.command("export")
+def export_(
+    file: Annotated[Path, typer.Argument(help="JSONL file to write.")],
+    store: StoreOption = DEFAULT_STORE,
+    experiment: Annotated[str | None, typer.Option(help="Only this experiment's episodes.")] = None,
+) -> None:
+    """Export episodes as JSONL (format: docs/episode-format.md)."""
+    _require_file(store, "store")
+    with ResultStore(store) as db:
+        count = export_episodes(db, file, experiment_id=experiment)
+    out.print(f"exported {count} episodes to {file}")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="JSONL file of episodes.")],
+    store: StoreOption = DEFAULT_STORE,
+    experiment: Annotated[str | None, typer.Option(help="Put them under this experiment.")] = None,
+    source: Annotated[str | None, typer.Option(help="Where they come from, e.g. a tool.")] = None,
+) -> None:
+    """Import episodes from JSONL, made by stratagem or another tool; existing ones are skipped."""
+    _require_file(file, "file")
+    with ResultStore(store) as db:
+        report = import_episodes(db, file, experiment_id=experiment, source=source)
+    out.print(f"imported {report.imported} episodes, skipped {report.skipped} already stored")
+
+
+def _require_file(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise StratagemError(f"{what} '{path}' does not exist")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors become one line on stderr and exit status 2."""
+    # Usage errors (unknown option, bad value) are typer's own: it prints them and exits 2.
+    try:
+        app(args=argv)
+    except StratagemError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)

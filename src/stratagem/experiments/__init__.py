@@ -1,0 +1,1 @@
+"""Experiments: tournaments, evolutionary runs, and the result store."""

@@ -1,0 +1,157 @@
+"""Round-robin tournaments of rule-based strategies in any 2-player matrix game.
+
+Every pair meets `repetitions` times (and each strategy meets a copy of itself when `self_play`).
+A match between two deterministic strategies without noise always ends the same way, so it is played
+once and its result reused for the other repetitions: the results are identical, the work is not.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from stratagem.errors import StratagemError
+from stratagem.games.normal_form import NormalFormGame
+from stratagem.strategies.base import Strategy
+from stratagem.strategies.match import MatchResult, play_match
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """One match of a tournament: the seats are indices into the tournament's players."""
+
+    first: int
+    second: int
+    repetition: int
+    seed: str
+    result: MatchResult
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One row of the results table."""
+
+    rank: int
+    player: str
+    mean_score: float
+    """Mean payoff per turn over all the player's matches."""
+    wins: int
+    """Matches in which the player scored strictly more than its opponent (self-play excluded)."""
+    cooperation: float
+    """Share of the player's actions that were the cooperative role (action 0)."""
+
+
+@dataclass(frozen=True)
+class TournamentResult:
+    players: tuple[str, ...]
+    stage: NormalFormGame
+    turns: int
+    repetitions: int
+    matches: tuple[MatchRecord, ...]
+
+    def standings(self) -> list[Standing]:
+        n = len(self.players)
+        score = [0.0] * n
+        turns = [0] * n
+        coop = [0] * n
+        wins = [0] * n
+        for m in self.matches:
+            for seat, player in enumerate((m.first, m.second)):
+                moves = m.result.actions[seat]
+                score[player] += m.result.scores[seat]
+                turns[player] += len(moves)
+                coop[player] += moves.count(0)
+            if m.first != m.second:
+                a, b = m.result.scores
+                if a > b:
+                    wins[m.first] += 1
+                elif b > a:
+                    wins[m.second] += 1
+        rows = [
+            (
+                self.players[p],
+                score[p] / turns[p] if turns[p] else 0.0,
+                wins[p],
+                coop[p] / turns[p] if turns[p] else 0.0,
+            )
+            for p in range(n)
+        ]
+        rows.sort(key=lambda r: (-r[1], -r[2], r[0]))
+        return [Standing(i + 1, name, s, w, c) for i, (name, s, w, c) in enumerate(rows)]
+
+    def scores(self, first: int, second: int) -> list[tuple[float, float]]:
+        """The per-repetition scores of every match between two seats, in order."""
+        return [m.result.scores for m in self.matches if (m.first, m.second) == (first, second)]
+
+
+class Tournament:
+    def __init__(
+        self,
+        players: Sequence[Strategy],
+        stage: NormalFormGame,
+        turns: int = 200,
+        repetitions: int = 10,
+        noise: float = 0.0,
+        seed: int = 0,
+        self_play: bool = True,
+    ) -> None:
+        if len(players) < 2 and not (self_play and players):
+            raise StratagemError("a tournament needs at least 2 strategies (or 1 with self-play)")
+        if turns < 1:
+            raise StratagemError(f"turns must be >= 1, got {turns}")
+        if repetitions < 1:
+            raise StratagemError(f"repetitions must be >= 1, got {repetitions}")
+        if not 0.0 <= noise <= 1.0:
+            raise StratagemError(f"noise must be in [0, 1], got {noise}")
+        labels = [p.label for p in players]
+        if len(set(labels)) != len(labels):
+            raise StratagemError(f"each strategy may enter once; duplicates in {labels}")
+        for p in players:  # fail before playing, with the strategy's own message
+            p.reset(stage, 0)
+            p.reset(stage, 1)
+        self.players = list(players)
+        self.stage = stage
+        self.turns = turns
+        self.repetitions = repetitions
+        self.noise = noise
+        self.seed = seed
+        self.self_play = self_play
+
+    def pairs(self) -> list[tuple[int, int]]:
+        n = len(self.players)
+        return [(i, j) for i in range(n) for j in range(i, n) if i != j or self.self_play]
+
+    @property
+    def match_count(self) -> int:
+        return len(self.pairs()) * self.repetitions
+
+    def matches(self) -> Iterator[MatchRecord]:
+        """Play every match, yielding each as it ends (so callers can store or show progress)."""
+        for i, j in self.pairs():
+            first = self.players[i]
+            second = copy.deepcopy(first) if i == j else self.players[j]
+            reusable = self.noise == 0.0 and first.deterministic and second.deterministic
+            played: MatchResult | None = None
+            for rep in range(self.repetitions):
+                seed = f"{self.seed}:{i}:{j}:{rep}"
+                if played is None or not reusable:
+                    played = play_match(
+                        first, second, self.stage, self.turns, random.Random(seed), self.noise
+                    )
+                yield MatchRecord(i, j, rep, seed, played)
+
+    def play(self, on_match: Callable[[MatchRecord], None] | None = None) -> TournamentResult:
+        records = []
+        for record in self.matches():
+            records.append(record)
+            if on_match is not None:
+                on_match(record)
+        return TournamentResult(
+            tuple(p.label for p in self.players),
+            self.stage,
+            self.turns,
+            self.repetitions,
+            tuple(records),
+        )
