@@ -80,6 +80,14 @@ def _format(value: Any) -> str:
     return value.name if hasattr(value, "name") and not isinstance(value, str) else str(value)
 
 
+def _differs(default: Any, value: Any) -> bool:
+    """Whether a parameter differs from its default (arrays compare elementwise, so guard)."""
+    try:
+        return bool(default != value)
+    except (TypeError, ValueError):
+        return True
+
+
 class AxelrodStrategy(Strategy):
     """An Axelrod-library strategy seen through stratagem's Strategy interface.
 
@@ -145,7 +153,7 @@ class AxelrodStrategy(Strategy):
             forgiving=False,
         )
         defaults = type(instance).init_params()
-        changed = [v for k, v in instance.init_kwargs.items() if defaults.get(k) != v]
+        changed = [v for k, v in instance.init_kwargs.items() if _differs(defaults.get(k), v)]
         self._label = self.name + (f"({', '.join(_format(v) for v in changed)})" if changed else "")
         # Axelrod's "unknown length" is -1; `length` tells end-game strategies the match length.
         self._length = -1 if length is None else length

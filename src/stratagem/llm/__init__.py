@@ -1,0 +1,1 @@
+"""Model clients behind one async interface, and the call pipeline every call passes through."""
