@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo tournament test lint bench clean
 
 setup: $(STAMP)
 
@@ -14,9 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev,axelrod]'
 	touch $(STAMP)
 
+# The quickstart: the embedded model against three strategies on three PD variants (a few minutes).
 demo: setup
-	$(BIN)/stratagem tournament --game dilemma --turns 20 --repetitions 5 --seed 1 \
-		--store demo-results/stratagem.db
+	$(BIN)/stratagem run examples/quickstart.yaml
+
+tournament: setup
+	$(BIN)/stratagem tournament --game dilemma --turns 20 --repetitions 5 --seed 1
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
@@ -30,4 +33,4 @@ bench: setup
 	$(BIN)/python benchmarks/tournament.py
 
 clean:
-	rm -rf $(VENV) demo-results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

@@ -203,6 +203,84 @@ def moran(
         out.print(f"no fixation within {result.generations} generations")
 
 
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
+    executor: Annotated[str, typer.Option(help="Where episodes run: local.")] = "local",
+    progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+) -> None:
+    """Run (or continue) an experiment: finished episodes are skipped, interrupted ones replayed."""
+    import asyncio
+
+    from stratagem.experiments.config import load_config
+    from stratagem.experiments.runner import STORE_FILE, Runner
+
+    config = load_config(file)
+    try:
+        runner = Runner(config, executor=executor, console=err, show_progress=progress)
+    except StratagemError as exc:
+        raise StratagemError(f"{file}: {exc}") from None
+    summary = asyncio.run(runner.run())
+    out.print(
+        f"experiment {summary.experiment}: {summary.episodes} episodes, "
+        f"{summary.skipped} already finished, {summary.finished} played, {summary.failed} failed; "
+        f"{summary.calls} model calls ({summary.cached_calls} from cache), "
+        f"{summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s"
+    )
+    for error in summary.errors[:5]:
+        err.print(f"failed: {error}", highlight=False)
+    with ResultStore(Path(config.output) / STORE_FILE) as db:
+        _print_cells(db, summary.experiment)
+    if summary.stopped:
+        err.print(f"[bold red]stopped:[/] {summary.stopped}", highlight=False)
+        raise typer.Exit(3)
+
+
+@app.command()
+def status(
+    directory: Annotated[Path, typer.Argument(help="An experiment's output directory.")],
+) -> None:
+    """Summarise the experiments stored in an output directory."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    path = directory / STORE_FILE
+    _require_file(path, "store")
+    with ResultStore(path) as db:
+        experiments = db.experiments()
+        if not experiments:
+            out.print(f"{path}: no experiments")
+        for experiment in experiments:
+            counts = db.status_counts(experiment.id)
+            calls = db.call_totals(experiment.id)
+            out.print(
+                f"[bold]{experiment.id}[/] ({experiment.name}): "
+                + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+                + f"; {calls['calls']} model calls ({calls['cached']} cached, "
+                f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
+            )
+            _print_cells(db, experiment.id)
+
+
+def _print_cells(db: ResultStore, experiment: str) -> None:
+    from stratagem.analysis.cells import cell_table
+
+    cells = cell_table(db, experiment)
+    if not cells:
+        return
+    table = Table(title=f"{experiment}: player 0 per cell (mean over episodes)")
+    for column in ("model", "agent", "game", "opponent", "rounds", "episodes"):
+        table.add_column(column)
+    for column in ("score", "opp. score", "cooperation", "invalid"):
+        table.add_column(column, justify="right")
+    for c in cells:
+        table.add_row(
+            c.model, c.agent, c.game, c.opponent, str(c.rounds), str(c.episodes),
+            f"{c.score:.1f}", f"{c.opponent_score:.1f}", f"{c.cooperation:.2f}",
+            f"{c.invalid_rate:.2f}",
+        )  # fmt: skip
+    out.print(table)
+
+
 StoreOption = Annotated[Path, typer.Option(help="The SQLite result store.")]
 
 

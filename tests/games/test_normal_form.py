@@ -174,3 +174,20 @@ def test_repeated_play_history_and_totals() -> None:
     assert obs.round == 4
     with pytest.raises(IllegalAction, match="the game is over"):
         state.apply({0: "cooperate", 1: "cooperate"})
+
+
+def test_forfeited_round_scores_the_forfeit_payoffs_and_is_marked_invalid() -> None:
+    from stratagem.games.repeated import FORFEIT, RepeatedGame
+
+    stage = NormalFormGame.prisoners_dilemma("pd", t=6, r=4, p=2, s=1)
+    state = RepeatedGame(stage, 3).initial_state()
+    state, events = state.forfeit({0: None, 1: "defect"})
+    assert state.history[-1].actions == (FORFEIT, 1)
+    assert state.history[-1].payoffs == (0.0, 0.0)
+    assert not state.history[-1].valid
+    assert events[0].data["actions"] == [None, "defect"] and events[0].data["valid"] is False
+    state, _ = state.forfeit({0: "cooperate", 1: "cooperate"})  # no None: an ordinary round
+    assert state.history[-1].valid and state.history[-1].payoffs == (4.0, 4.0)
+    assert state.observation(0).own_actions() == [None, "cooperate"]
+    custom = RepeatedGame(stage, 1, forfeit_payoffs=(-1, 0)).initial_state()
+    assert custom.forfeit({0: None, 1: None})[0].payoffs() == (-1.0, 0.0)

@@ -1255,6 +1255,25 @@ class ResultStore:
             for r in self._rows(sql + " ORDER BY seq, id", params)
         ]
 
+    def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
+        """Counts and sums over model calls: all in the file, or those of one experiment's episodes.
+
+        Calls of an interrupted episode are detached from it when it restarts, so only the
+        whole-file totals include every call ever paid for.
+        """
+        sql = (
+            "SELECT COUNT(*) AS calls, COALESCE(SUM(c.cached), 0) AS cached,"
+            " COALESCE(SUM(c.error IS NOT NULL), 0) AS errors,"
+            " COALESCE(SUM(COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0)), 0)"
+            " AS tokens, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd FROM llm_calls c"
+        )
+        params: list[str] = []
+        if experiment_id is not None:
+            sql += " JOIN episodes e ON e.id = c.episode_id WHERE e.experiment_id = ?"
+            params.append(experiment_id)
+        row = self._rows(sql, params)[0]
+        return {k: row[k] for k in ("calls", "cached", "errors", "tokens", "cost_usd")}
+
     def answers(self, episode_id: str) -> list[AnswerRecord]:
         return [
             AnswerRecord(

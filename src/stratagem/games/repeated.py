@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
 from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.spaces import Action, Choice
+from stratagem.games.spaces import Action, Choice, IllegalAction
+
+FORFEIT = -1
+"""The action index recorded for a player whose move was invalid (see `RepeatedState.forfeit`)."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,11 @@ class Round:
 
     actions: tuple[int, ...]
     payoffs: tuple[float, ...]
+
+    @property
+    def valid(self) -> bool:
+        """False when some player forfeited the round with an invalid move."""
+        return FORFEIT not in self.actions
 
 
 @dataclass(frozen=True)
@@ -34,17 +42,37 @@ class RepeatedObservation(Observation):
     rounds: int = 1
     history: tuple[Round, ...] = ()
 
-    def own_actions(self) -> list[str]:
+    def own_actions(self) -> list[str | None]:
+        """This player's past actions as labels (None for a forfeited move)."""
         assert self.stage is not None
-        return [self.stage.labels[self.player][r.actions[self.player]] for r in self.history]
+        labels = self.stage.labels[self.player]
+        return [
+            labels[a] if a != FORFEIT else None
+            for a in (r.actions[self.player] for r in self.history)
+        ]
 
 
 class RepeatedGame(Game):
-    def __init__(self, stage: NormalFormGame, rounds: int) -> None:
+    """`forfeit_payoffs` is what every player gets in a round where someone's move was invalid;
+    the default, all zeros, is seed-003's rule (§3.4: "the round scores (0, 0)")."""
+
+    def __init__(
+        self,
+        stage: NormalFormGame,
+        rounds: int,
+        forfeit_payoffs: tuple[float, ...] | None = None,
+    ) -> None:
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise StratagemError(f"rounds must be an integer >= 1, got {rounds!r}")
+        if forfeit_payoffs is not None and len(forfeit_payoffs) != stage.n_players:
+            raise StratagemError(
+                f"forfeit payoffs need {stage.n_players} numbers, got {list(forfeit_payoffs)}"
+            )
         self.stage = stage
         self.rounds = rounds
+        self.forfeit_payoffs = tuple(
+            float(x) for x in (forfeit_payoffs or (0.0,) * stage.n_players)
+        )
         self.name = f"{stage.name}x{rounds}"
         self.n_players = stage.n_players
 
@@ -93,8 +121,11 @@ class RepeatedState(State):
             "round",
             {
                 "round": t,
-                "actions": [labels[p][a] for p, a in enumerate(r.actions)],
+                "actions": [
+                    labels[p][a] if a != FORFEIT else None for p, a in enumerate(r.actions)
+                ],
                 "payoffs": list(r.payoffs),
+                "valid": r.valid,
             },
         )
 
@@ -102,5 +133,25 @@ class RepeatedState(State):
         stage = self.game.stage
         profile = tuple(stage.index(p, str(actions[p])) for p in range(stage.n_players))
         played = Round(profile, stage.payoff(profile))
+        nxt = RepeatedState(self.game, (*self.history, played))
+        return nxt, [self._event(len(nxt.history), played)]
+
+    def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[RepeatedState, list[Event]]:
+        """Play a round in which some moves are invalid (None): it scores the forfeit payoffs.
+
+        The valid moves are still checked and recorded, so the history shows who failed.
+        """
+        if self.is_terminal():
+            raise IllegalAction("the game is over: no further actions are accepted")
+        stage = self.game.stage
+        if set(actions) != set(range(stage.n_players)):
+            raise IllegalAction(f"expected actions from players {list(range(stage.n_players))}")
+        profile = tuple(
+            FORFEIT if actions[p] is None else stage.index(p, str(actions[p]))
+            for p in range(stage.n_players)
+        )
+        if FORFEIT not in profile:
+            return self._next({p: a for p, a in actions.items() if a is not None})
+        played = Round(profile, self.game.forfeit_payoffs)
         nxt = RepeatedState(self.game, (*self.history, played))
         return nxt, [self._event(len(nxt.history), played)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 from stratagem.errors import StratagemError
 
 
@@ -20,3 +23,40 @@ class PermanentError(StratagemError):
 
 class BudgetExceeded(StratagemError):
     """A configured budget (USD or tokens) is spent; no new calls are made."""
+
+
+class CallFailed(StratagemError):
+    """A model call still failed after every retry; the run stops cleanly instead of guessing."""
+
+    def __init__(self, message: str, retries: int) -> None:
+        super().__init__(message)
+        self.retries = retries
+        """Retries made before giving up (attempts minus one)."""
+
+
+_KEY_PATTERNS = (
+    # OpenAI / Anthropic style keys (sk-..., sk-proj-..., sk-ant-...).
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    # Authorization headers and key=value / key: value pairs echoed by HTTP libraries.
+    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{6,}"),
+    re.compile(
+        r"(?i)\b(api[_-]?key|x-api-key|authorization|access[_-]?token|secret)"
+        r"(\"?\s*[:=]\s*\"?)[^\s\"',;}]{6,}"
+    ),
+)
+_SECRET_ENV = re.compile(r"(?i)(key|token|secret|password)")
+
+
+def scrub_secrets(text: str) -> str:
+    """Remove anything that looks like a credential, so error texts can be shown and stored.
+
+    Provider libraries sometimes echo headers or URLs with the key in them; besides the usual key
+    shapes, the literal value of every credential-like environment variable is masked.
+    """
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
+            text = text.replace(value, "[redacted]")
+    text = _KEY_PATTERNS[0].sub("[redacted]", text)
+    text = _KEY_PATTERNS[1].sub(lambda m: f"{m.group(1)} [redacted]", text)
+    text = _KEY_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    return text

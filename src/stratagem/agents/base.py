@@ -1,0 +1,94 @@
+"""The one interface the runner knows: an `Agent` turns an observation into a `Decision`.
+
+A `Decision` carries the action together with everything needed to audit it later (the messages
+sent, every raw reply, the parse errors, the tokens spent), so invalid or re-asked rounds can be
+counted in every metric instead of disappearing.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from stratagem.games.base import Event, Observation
+from stratagem.games.spaces import Action
+from stratagem.llm.pipeline import CallContext
+from stratagem.llm.types import Message, Request, Response
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of one agent, with its trace.
+
+    `valid` is False whenever the agent failed to produce a parseable legal action, even if a
+    fallback action was played (the "default:<label>" invalid policy): metrics must be able to
+    count such rounds.
+    """
+
+    action: Action | None
+    """The action to play; None when invalid and the policy is to forfeit."""
+    valid: bool = True
+    attempts: int = 0
+    """Model calls made for this decision, re-asks included (0 for rule-based agents)."""
+    raw: tuple[str, ...] = ()
+    """Every reply text, one per attempt, oldest first."""
+    errors: tuple[str, ...] = ()
+    """The parse error of each failed attempt, aligned with the first entries of `raw`."""
+    error: str | None = None
+    """Why the decision is invalid (the last parse error); None when valid."""
+    messages: tuple[dict[str, Any], ...] = ()
+    """The conversation of the last attempt as sent to the model, then its reply; plain data."""
+    tokens: int = 0
+    """Input plus output tokens over every call of this decision, re-asks included."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Architecture-specific data: answers to questions, beliefs, the invalid policy used, ..."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["extra"] = dict(self.extra)
+        return data
+
+
+def messages_to_data(messages: Iterable[Message]) -> tuple[dict[str, Any], ...]:
+    """Messages as plain dicts (what the store and the JSONL export hold)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            item["tool_calls"] = [asdict(c) for c in m.tool_calls]
+        if m.tool_call_id is not None:
+            item["tool_call_id"] = m.tool_call_id
+        out.append(item)
+    return tuple(out)
+
+
+class LLMClient(Protocol):
+    """What LLM agents call: `stratagem.llm.pipeline.ModelClient`, or a test double of it."""
+
+    model: str
+
+    async def generate(self, request: Request, context: CallContext = ...) -> list[Response]: ...
+
+
+class Agent(ABC):
+    """A player the runner can seat in a game.
+
+    The runner calls `reset` before each episode, `act` whenever the agent must move, and `observe`
+    after each step with the events it may see (architectures that keep a conversation use it to
+    tell the model the result of a round).
+    """
+
+    name: str
+
+    @abstractmethod
+    async def act(self, observation: Observation) -> Decision: ...
+
+    def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
+        """Forget the previous episode; `seed` drives all of the agent's randomness."""
+        return None
+
+    async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
+        """Receive what happened after a step; the default ignores it."""
+        return None

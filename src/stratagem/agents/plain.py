@@ -1,0 +1,192 @@
+"""The plain LLM agent: one model, one prompt per decision, no tools (seed-001 §6.1, seed-003 §3).
+
+Two ways to show the past, both used by the studies:
+- history "prompt" (seed-001): every decision is a fresh conversation, [system, decision prompt
+  with the summary of all past rounds];
+- history "chat" (seed-003 §3.2-3.3): one conversation per game that grows turn by turn: the
+  round's hint, the model's replies (failed ones with their correction hints), and the round's
+  result, which arrives through `observe`. Consecutive same-role turns are merged before sending.
+
+Wherever the output format allows, the request carries a constraint the provider can enforce
+(`choices` for a grammar, `json_schema`), because small local models often answer unconstrained
+prompts with nothing; the reply is parsed and re-asked in any case, so providers that ignore a
+constraint are still handled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from stratagem.agents.base import Agent, Decision, LLMClient
+from stratagem.agents.parsing import (
+    PARSERS,
+    InvalidPolicy,
+    JsonDecisionParser,
+    Parser,
+    decide_with_reasks,
+)
+from stratagem.agents.prompts import Prompter
+from stratagem.errors import StratagemError
+from stratagem.games.base import Event, Observation
+from stratagem.games.repeated import RepeatedObservation
+from stratagem.llm.pipeline import CallContext
+from stratagem.llm.types import Message
+
+
+def decision_schema(labels: Sequence[str], key: str = "DECISION") -> dict[str, Any]:
+    """The JSON schema of `{"DECISION": <one of labels>}`."""
+    return {
+        "type": "object",
+        "properties": {key: {"type": "string", "enum": list(labels)}},
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+
+def _newline_terminated(text: str) -> str:
+    """seed-003 [R] ends every reply with a newline before putting it back into the context."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+class PlainLLMAgent(Agent):
+    """An LLM playing a repeated 2-player matrix game through one framing's prompts.
+
+    `max_reasks` re-asks follow an invalid reply (seed-003 used 5 attempts in all, i.e. 4
+    re-asks; `parsing.SEED003_MAX_REASKS`). `invalid` is the `InvalidPolicy` ("forfeit" or
+    "default:<label>"). `constrain=False` sends no `choices`/`json_schema`, for reproducing
+    studies whose models were not constrained. `seed` is sent with every request; if None, the
+    seed given to `reset` is used.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        prompter: Prompter,
+        *,
+        max_reasks: int = 5,
+        invalid: str | InvalidPolicy = "forfeit",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        constrain: bool = True,
+        name: str | None = None,
+    ) -> None:
+        if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or max_reasks < 0:
+            raise StratagemError(f"max_reasks must be an integer >= 0, got {max_reasks!r}")
+        self.client = client
+        self.prompter = prompter
+        self.max_reasks = max_reasks
+        self.invalid = InvalidPolicy.parse(invalid)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.constrain = constrain
+        self.name = name or f"plain:{client.model}"
+        self.parser: Parser = PARSERS[prompter.output]()
+        self._episode_id: str | None = None
+        self._episode_seed = 0
+        self._conversation: list[Message] = []
+
+    def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
+        self._episode_seed = seed
+        self._episode_id = episode_id
+        self._conversation = []
+
+    @property
+    def conversation(self) -> tuple[Message, ...]:
+        """The chat so far in history mode "chat", unmerged (tags kept); empty otherwise."""
+        return tuple(self._conversation)
+
+    async def act(self, observation: Observation) -> Decision:
+        obs = _repeated(observation, self.name)
+        assert obs.stage is not None
+        if obs.legal is None:
+            raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
+        shown = self.prompter.labels(obs)
+        game_labels = obs.stage.labels[obs.player]
+        chat = self.prompter.history == "chat"
+        if chat:
+            if not self._conversation:
+                self._conversation.append(Message("system", self.prompter.system(obs)))
+            self._conversation.append(Message("user", self.prompter.decision(obs)))
+            base = list(self._conversation)
+        else:
+            base = [
+                Message("system", self.prompter.system(obs)),
+                Message("user", self.prompter.decision(obs)),
+            ]
+        echo = _newline_terminated if chat else _same
+        decision = await decide_with_reasks(
+            self.client,
+            base,
+            self._request_kwargs(shown),
+            self.parser,
+            shown,
+            self.max_reasks,
+            CallContext(self._episode_id, obs.player, obs.round, "decision"),
+            lambda error: self.prompter.reask(error, obs),
+            echo=echo,
+        )
+        if chat:
+            self._extend_chat(decision, obs)
+        if decision.valid:
+            assert isinstance(decision.action, str)
+            decision = replace(decision, action=game_labels[shown.index(decision.action)])
+        extra = {
+            **decision.extra,
+            "framing": self.prompter.framing,
+            "output": self.prompter.output,
+            "history": self.prompter.history,
+        }
+        return self.invalid.apply(replace(decision, extra=extra), game_labels)
+
+    async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
+        """In chat mode, tell the model the result of the round just played."""
+        if self.prompter.history != "chat" or not self._conversation:
+            return
+        obs = _repeated(observation, self.name)
+        if obs.history:
+            self._conversation.append(Message("user", self.prompter.result(obs)))
+
+    def _request_kwargs(self, labels: Sequence[str]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed if self.seed is not None else self._episode_seed,
+        }
+        if self.constrain and self.prompter.output == "choice":
+            kwargs["choices"] = tuple(labels)
+        elif self.constrain and self.prompter.output == "json":
+            assert isinstance(self.parser, JsonDecisionParser)
+            kwargs["json_schema"] = decision_schema(labels, self.parser.key)
+        return kwargs
+
+    def _extend_chat(self, decision: Decision, obs: RepeatedObservation) -> None:
+        """Keep every reply in the chat, failed ones with their hints (seed-003 §3.3-3.4)."""
+        for text, error in zip(decision.raw, decision.errors, strict=False):
+            self._conversation.append(Message("assistant", _newline_terminated(text)))
+            self._conversation.append(Message("user", self.prompter.reask(error, obs)))
+        if decision.valid:
+            self._conversation.append(Message("assistant", _newline_terminated(decision.raw[-1])))
+            made = self.prompter.move_made(obs)
+            if made is not None:
+                self._conversation.append(Message("user", made))
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _repeated(observation: Observation, name: str) -> RepeatedObservation:
+    if not isinstance(observation, RepeatedObservation) or observation.stage is None:
+        raise StratagemError(
+            f"agent '{name}' plays repeated matrix games; got a {type(observation).__name__}"
+        )
+    if observation.stage.n_players != 2:
+        raise StratagemError(
+            f"agent '{name}' needs a 2-player game; '{observation.stage.name}' has "
+            f"{observation.stage.n_players} players"
+        )
+    return observation

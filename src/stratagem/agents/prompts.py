@@ -1,0 +1,290 @@
+"""Prompt rendering: a framing is a folder of jinja2 templates; this module only feeds them data.
+
+Prompts are experimental material, so they live as template files (one folder per framing under
+`agents/templates/`), and the studies' texts are reproduced there verbatim. Python computes only
+framing-neutral facts (labels, the payoff table from this player's seat, the past rounds); each
+template derives what it needs (years in prison, T/R/P/S, the RPS win amounts) and calls
+`fail(...)` when the game does not fit its framing.
+
+Files of a framing `<f>`:
+- `system.j2`: the system prompt (required).
+- `decision.j2`: the user turn asking for a decision (required). In history mode "prompt" it
+  includes the history summary itself, where the framing wants it.
+- `history.j2`: the summary of past rounds (required).
+- `result.j2`: the user turn telling a round's result, for history mode "chat".
+- `move_made.j2`: an optional user turn after a valid move in chat mode (seed-003).
+- `reask.j2`: the correction hint after an invalid reply (default: `_common/reask.j2`).
+- `label.j2`: how an action label is shown (default: as is); must differ only in case.
+
+Rendering rule: jinja2 drops a template file's final newline, so a text that must end with a
+newline ends its file with an empty line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NoReturn, get_args
+
+import jinja2
+
+from stratagem.agents.parsing import quoted_alternatives
+from stratagem.errors import StratagemError, unknown_name
+from stratagem.games.base import Observation
+from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.repeated import FORFEIT, RepeatedObservation, Round
+
+OutputFormat = Literal["json", "tag", "choice"]
+HistoryMode = Literal["prompt", "chat"]
+
+_COMMON = "_common"
+
+
+def format_number(x: float) -> str:
+    """Payoffs as people write them: 4.0 -> "4", -1.0 -> "-1", 1.5 -> "1.5"."""
+    value = float(x)
+    if value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def _fail(message: str) -> NoReturn:
+    raise StratagemError(message)
+
+
+def _environment(extra: Path | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    if extra is not None:
+        loaders.append(jinja2.FileSystemLoader(str(extra)))
+    loaders.append(jinja2.PackageLoader("stratagem.agents", "templates"))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # plain text for models, not HTML
+    )
+    env.filters["num"] = format_number
+    env.filters["alternatives"] = quoted_alternatives
+    env.globals["fail"] = _fail
+    return env
+
+
+def framings(templates: Path | None = None) -> list[str]:
+    """The available framings: folders with a `system.j2`, the user's `templates` dir included."""
+    names = {
+        name.split("/", 1)[0]
+        for name in _environment(templates).list_templates()
+        if name.endswith("/system.j2")
+    }
+    return sorted(names - {_COMMON})
+
+
+@dataclass(frozen=True)
+class PastRound:
+    """One past round from this player's seat, as templates see it."""
+
+    round: int
+    own: str | None
+    """This player's action as displayed; None if its decision was invalid (forfeited)."""
+    opponent: str | None
+    own_payoff: float
+    opponent_payoff: float
+
+    @property
+    def valid(self) -> bool:
+        return self.own is not None and self.opponent is not None
+
+
+class Prompter:
+    """Renders one framing's prompts for repeated 2-player matrix games.
+
+    `output` chooses the reply format the prompts ask for ("json", "tag" or "choice"); `history`
+    whether past rounds are summarised in each prompt ("prompt", seed-001) or told turn by turn in
+    one growing conversation ("chat", seed-003). `reveal_rounds` says whether templates may tell
+    the number of rounds (seed-001 does, seed-003 does not). `templates` is an optional folder of
+    user framings, searched before the packaged ones.
+    """
+
+    def __init__(
+        self,
+        framing: str = "neutral",
+        output: OutputFormat = "choice",
+        history: HistoryMode = "prompt",
+        *,
+        reveal_rounds: bool = True,
+        templates: Path | None = None,
+    ) -> None:
+        if output not in get_args(OutputFormat):
+            raise StratagemError(
+                f"unknown output format '{output}': use {', '.join(get_args(OutputFormat))}"
+            )
+        if history not in get_args(HistoryMode):
+            raise StratagemError(
+                f"unknown history mode '{history}': use {', '.join(get_args(HistoryMode))}"
+            )
+        self._env = _environment(templates)
+        available = framings(templates)
+        if framing not in available:
+            raise unknown_name("framing", framing, available)
+        self.framing = framing
+        self.output: OutputFormat = output
+        self.history: HistoryMode = history
+        self.reveal_rounds = reveal_rounds
+        if history == "chat" and not self._has("result.j2"):
+            raise StratagemError(
+                f"framing '{framing}' has no result.j2, so it cannot keep a chat history; "
+                "use history 'prompt'"
+            )
+
+    def __repr__(self) -> str:
+        return f"Prompter({self.framing!r}, output={self.output!r}, history={self.history!r})"
+
+    # -- what agents call ------------------------------------------------------------------------
+
+    def labels(self, observation: Observation) -> tuple[str, ...]:
+        """This player's action labels as the prompts show them (what the model must answer)."""
+        obs = _repeated(observation)
+        assert obs.stage is not None
+        return self._display(obs.stage.labels[obs.player])
+
+    def system(self, observation: Observation) -> str:
+        return self._render("system.j2", observation)
+
+    def decision(self, observation: Observation) -> str:
+        """The user turn asking for this round's decision (with the summary in "prompt" mode)."""
+        return self._render("decision.j2", observation)
+
+    def history_summary(self, observation: Observation) -> str:
+        """The summary of the past rounds; empty before the first round."""
+        if not _repeated(observation).history:
+            return ""
+        return self._render("history.j2", observation)
+
+    def result(self, observation: Observation) -> str:
+        """The user turn telling the result of the last round played (chat mode)."""
+        if not _repeated(observation).history:
+            raise StratagemError("no round has been played yet, so there is no result to tell")
+        return self._render("result.j2", observation)
+
+    def move_made(self, observation: Observation) -> str | None:
+        """The user turn after a valid move in chat mode, if the framing has one."""
+        return self._render("move_made.j2", observation) if self._has("move_made.j2") else None
+
+    def reask(self, error: str, observation: Observation) -> str:
+        """The correction hint after an invalid reply."""
+        names = [f"{self.framing}/reask.j2", f"{_COMMON}/reask.j2"]
+        template = self._env.select_template(names)
+        return template.render(self.context(observation), error=error)
+
+    def context(self, observation: Observation) -> dict[str, Any]:
+        """Everything templates may use (documented here, because templates are written by hand).
+
+        labels / opponent_labels: displayed action labels; u[i][j] / v[i][j]: this player's /
+        the opponent's payoff when this player plays i and the opponent j; max_payoff: the
+        largest payoff of the stage, both players; symmetric; round (about to be played, from
+        1), rounds, reveal_rounds; history: list of PastRound; last: the last PastRound or None;
+        output, history_mode, history_in_prompt; player (0 or 1).
+        """
+        obs = _repeated(observation)
+        stage = obs.stage
+        assert stage is not None
+        me, them = obs.player, 1 - obs.player
+        labels = self._display(stage.labels[me])
+        opponent_labels = self._display(stage.labels[them])
+        mine, theirs = range(stage.sizes[me]), range(stage.sizes[them])
+        u = [[_payoff(stage, me, i, j) for j in theirs] for i in mine]
+        v = [[_payoff(stage, them, j, i) for j in theirs] for i in mine]
+        history = [
+            _past_round(t, r, me, labels, opponent_labels)
+            for t, r in enumerate(obs.history, start=1)
+        ]
+        return {
+            "framing": self.framing,
+            "output": self.output,
+            "history_mode": self.history,
+            "history_in_prompt": self.history == "prompt",
+            "labels": list(labels),
+            "opponent_labels": list(opponent_labels),
+            "n_actions": len(labels),
+            "u": u,
+            "v": v,
+            "max_payoff": float(stage.payoffs.max()),
+            "symmetric": stage.is_symmetric(),
+            "round": obs.round,
+            "rounds": obs.rounds,
+            "reveal_rounds": self.reveal_rounds,
+            "history": history,
+            "last": history[-1] if history else None,
+            "player": me,
+        }
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _has(self, name: str) -> bool:
+        try:
+            self._env.get_template(f"{self.framing}/{name}")
+        except jinja2.TemplateNotFound:
+            return False
+        return True
+
+    def _render(self, name: str, observation: Observation) -> str:
+        template = self._env.get_template(f"{self.framing}/{name}")
+        try:
+            return template.render(self.context(observation))
+        except jinja2.UndefinedError as exc:
+            raise StratagemError(f"template {self.framing}/{name}: {exc}") from None
+
+    def _display(self, labels: Sequence[str]) -> tuple[str, ...]:
+        if not self._has("label.j2"):
+            return tuple(labels)
+        template = self._env.get_template(f"{self.framing}/label.j2")
+        shown = tuple(template.render(label=label).strip() for label in labels)
+        for label, text in zip(labels, shown, strict=True):
+            if text.casefold() != label.casefold():
+                raise StratagemError(
+                    f"framing '{self.framing}' shows label '{label}' as '{text}'; "
+                    "label.j2 may change only the case"
+                )
+        if len({text.casefold() for text in shown}) != len(shown):
+            raise StratagemError(
+                f"labels {list(labels)} differ only in case, so replies would be ambiguous"
+            )
+        return shown
+
+
+def _repeated(observation: Observation) -> RepeatedObservation:
+    if not isinstance(observation, RepeatedObservation) or observation.stage is None:
+        raise StratagemError(
+            f"these prompts are for repeated matrix games; got a {type(observation).__name__}"
+        )
+    if observation.stage.n_players != 2:
+        raise StratagemError(
+            f"these prompts are for 2-player games; '{observation.stage.name}' has "
+            f"{observation.stage.n_players} players"
+        )
+    return observation
+
+
+def _payoff(stage: NormalFormGame, player: int, own: int, other: int) -> float:
+    """`player`'s payoff when they play `own` and the other player plays `other`."""
+    profile = (own, other) if player == 0 else (other, own)
+    return float(stage.table[profile[0]][profile[1]][player])
+
+
+def _label(labels: Sequence[str], index: int) -> str | None:
+    """The label of an action index; None for a forfeited (invalid) move."""
+    return None if index == FORFEIT else labels[index]
+
+
+def _past_round(
+    t: int, r: Round, me: int, labels: Sequence[str], opponent_labels: Sequence[str]
+) -> PastRound:
+    return PastRound(
+        t,
+        _label(labels, r.actions[me]),
+        _label(opponent_labels, r.actions[1 - me]),
+        float(r.payoffs[me]),
+        float(r.payoffs[1 - me]),
+    )

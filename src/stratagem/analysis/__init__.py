@@ -1,0 +1,1 @@
+"""Metrics, tables and reports: functions of stored episodes, recomputable on anyone's data."""

@@ -1,0 +1,158 @@
+"""The experiment file: a YAML grid of models x agents x games x opponents x rounds x seeds.
+
+Validated by pydantic; every error names the file, the field and what is allowed, on one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from stratagem.errors import StratagemError
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LimitsConfig(Strict):
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
+    requests_per_day: int | None = Field(None, ge=1)
+    tokens_per_day: int | None = Field(None, ge=1)
+
+
+class PriceConfig(Strict):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class ModelEntry(Strict):
+    """One model: `provider/model` plus how to reach it."""
+
+    id: str | None = None
+    """A short name used in episode specs and tables; the model string by default."""
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    """The environment variable holding the API key (keys never go in files)."""
+    max_concurrency: int = Field(4, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+    limits: LimitsConfig = LimitsConfig()
+    price: PriceConfig | None = None
+    params: dict[str, Any] = {}
+    """Extra provider parameters (e.g. n_ctx for local models, structured for OpenAI servers)."""
+
+    @field_validator("model")
+    @classmethod
+    def _provider_model(cls, value: str) -> str:
+        if "/" not in value or not value.split("/", 1)[0] or not value.split("/", 1)[1]:
+            raise ValueError("must be 'provider/model', e.g. openai/gpt-4o-mini")
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.id or self.model
+
+
+class AgentEntry(Strict):
+    """An LLM agent architecture and its prompt settings."""
+
+    name: str = "plain"
+    kind: Literal["plain"] = "plain"
+    framing: str = "neutral"
+    """A prompt framing: neutral, prisoner (seed-001) or counterfactual (seed-003)."""
+    output: Literal["choice", "json", "tag"] = "choice"
+    """choice: the reply is constrained to a label; json / tag: parsed, re-asked when invalid."""
+    history: Literal["prompt", "chat"] = "prompt"
+    max_reasks: int = Field(5, ge=0)
+    invalid: str = "forfeit"
+    """What an invalid decision plays: forfeit (the round scores the forfeit payoffs) or
+    default:<label>; either way the round is recorded as invalid."""
+    temperature: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=1)
+
+    @field_validator("invalid")
+    @classmethod
+    def _invalid(cls, value: str) -> str:
+        if value != "forfeit" and not (value.startswith("default:") and len(value) > 8):
+            raise ValueError("must be 'forfeit' or 'default:<label>'")
+        return value
+
+
+class BudgetConfig(Strict):
+    max_usd: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, ge=1)
+
+
+class RetryConfig(Strict):
+    max_attempts: int = Field(6, ge=1)
+    base_delay: float = Field(0.5, ge=0)
+    max_delay: float = Field(30.0, ge=0)
+
+
+class ExperimentConfig(Strict):
+    name: str
+    output: Path
+    """Directory of the store, the response cache and the rate-limit state."""
+    models: list[ModelEntry] = Field(min_length=1)
+    agents: list[AgentEntry] = [AgentEntry()]
+    games: list[str] = Field(min_length=1)
+    opponents: list[str] = Field(min_length=1)
+    """Rule-based strategies (see `stratagem strategies`)."""
+    rounds: list[int] = Field(min_length=1)
+    seeds: list[int] = [0]
+    repetitions: int = Field(1, ge=1)
+    concurrency: int = Field(4, ge=1)
+    """Episodes played at once (each model also has its own max_concurrency)."""
+    budget: BudgetConfig = BudgetConfig()
+    retry: RetryConfig = RetryConfig()
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds(cls, value: list[int]) -> list[int]:
+        if any(r < 1 for r in value):
+            raise ValueError("every round count must be >= 1")
+        return value
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Read and validate an experiment file (a relative `output` is relative to the cwd)."""
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StratagemError(f"{file}: no such experiment file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StratagemError(f"{file}: cannot read ({exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise StratagemError(
+            f"{file}{where}: not valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from None
+    if not isinstance(data, dict):
+        raise StratagemError(f"{file}: expected a mapping of settings at the top level")
+    try:
+        return ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise StratagemError(f"{file}: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif first["type"] == "literal_error":
+        expected = first.get("ctx", {}).get("expected", "")
+        message = f"got {first['input']!r}, allowed: {expected}"
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"{field}: {message}{more}"

@@ -1,0 +1,259 @@
+"""Run an experiment: expand the grid, play every unfinished episode, record everything at once.
+
+Every round, model call and invalid output goes to the store the moment it exists, and every model
+answer goes to the response cache before the round is recorded. So a run killed at any point resumes
+by running the same command again: finished episodes are skipped, and interrupted ones are replayed
+from their start, their earlier calls answered by the cache for free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from stratagem.agents.base import Agent
+from stratagem.agents.plain import PlainLLMAgent
+from stratagem.agents.prompts import Prompter
+from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.errors import StratagemError
+from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.executors import get_executor
+from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
+from stratagem.experiments.store import ResultStore
+from stratagem.games.catalog import get_stage
+from stratagem.games.repeated import RepeatedGame
+from stratagem.llm.budget import Budget
+from stratagem.llm.cache import ResponseCache
+from stratagem.llm.errors import BudgetExceeded
+from stratagem.llm.pipeline import CallContext, ModelClient, build_client
+from stratagem.llm.pricing import Price
+from stratagem.llm.ratelimit import Limits, RateLimiter
+from stratagem.llm.registry import ModelConfig
+from stratagem.llm.retry import RetryPolicy
+from stratagem.llm.types import Request, Response
+from stratagem.strategies.registry import get_strategy
+
+STORE_FILE = "stratagem.db"
+CACHE_FILE = "cache.db"
+LIMITS_FILE = "ratelimits.db"
+
+
+@dataclass
+class RunSummary:
+    experiment: str
+    episodes: int
+    skipped: int = 0
+    finished: int = 0
+    failed: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    stopped: str | None = None
+    """Why the run stopped early (a budget), if it did."""
+    errors: list[str] = field(default_factory=list)
+
+
+class Runner:
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        *,
+        executor: str = "local",
+        console: Console | None = None,
+        show_progress: bool = True,
+    ) -> None:
+        self.config = config
+        self.specs = expand(config)
+        self.executor = get_executor(executor)
+        self.console = console or Console(stderr=True)
+        self.show_progress = show_progress
+        self.experiment = experiment_id(config)
+        self.output = Path(config.output)
+
+    async def run(self) -> RunSummary:
+        started = time.perf_counter()
+        summary = RunSummary(self.experiment, len(self.specs))
+        self.output.mkdir(parents=True, exist_ok=True)
+        with ResultStore(self.output / STORE_FILE) as store:
+            store.create_experiment(
+                self.experiment, self.config.name, self.config.model_dump(mode="json"), update=True
+            )
+            done = {e.id for e in store.episodes(status="finished")}
+            todo = [s for s in self.specs if s.id not in done]
+            summary.skipped = len(self.specs) - len(todo)
+            if todo:
+                await self._run_episodes(store, todo, summary)
+        summary.wall_s = time.perf_counter() - started
+        return summary
+
+    async def _run_episodes(
+        self, store: ResultStore, todo: list[EpisodeSpec], summary: RunSummary
+    ) -> None:
+        cache = ResponseCache(self.output / CACHE_FILE)
+        limiter = RateLimiter(self.output / LIMITS_FILE)
+        budget = Budget(self.config.budget.max_usd, self.config.budget.max_tokens)
+        stop = asyncio.Event()
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} episodes"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[usage]}"),
+            console=self.console,
+            disable=not self.show_progress,
+        )
+        task = progress.add_task(self.config.name, total=len(todo), usage="")
+
+        def record(
+            model: str,
+            context: CallContext,
+            request: Request,
+            response: Response | None,
+            error: str | None,
+            retries: int,
+        ) -> None:
+            store.add_llm_call(
+                model,
+                episode_id=context.episode_id,
+                player=context.player,
+                round=context.round,
+                request={**request.to_json(), "purpose": context.purpose, "retries": retries},
+                response=None if response is None else response.to_json(),
+                text=None if response is None else response.text,
+                input_tokens=None if response is None else response.usage.input_tokens,
+                output_tokens=None if response is None else response.usage.output_tokens,
+                cost_usd=None if response is None else response.cost_usd,
+                latency_s=None if response is None else response.latency_s,
+                cached=bool(response and response.cached),
+                error=error,
+            )
+            if response is not None:
+                summary.calls += 1
+                summary.cached_calls += int(response.cached)
+                summary.tokens += response.usage.total
+                summary.cost_usd += response.cost_usd
+            progress.update(task, usage=_usage_text(summary))
+
+        clients = {
+            entry.name: self._client(entry, cache, limiter, budget, record)
+            for entry in self.config.models
+        }
+
+        async def play(spec: EpisodeSpec) -> None:
+            try:
+                await self._play_episode(store, spec, clients[spec.model.name])
+                summary.finished += 1
+            except BudgetExceeded as exc:
+                store.fail_episode(spec.id, str(exc))
+                summary.failed += 1
+                if summary.stopped is None:
+                    summary.stopped = str(exc)
+                stop.set()
+            except StratagemError as exc:
+                store.fail_episode(spec.id, str(exc))
+                summary.failed += 1
+                summary.errors.append(f"{spec.id}: {exc}")
+            progress.advance(task)
+
+        try:
+            with progress:
+                await self.executor.run(todo, play, self.config.concurrency, stop)
+        finally:
+            for client in clients.values():
+                await client.aclose()
+            cache.close()
+            limiter.close()
+
+    def _client(
+        self,
+        entry: ModelEntry,
+        cache: ResponseCache,
+        limiter: RateLimiter,
+        budget: Budget,
+        record: Any,
+    ) -> ModelClient:
+        price = Price(entry.price.input, entry.price.output) if entry.price else None
+        config = ModelConfig(
+            model=entry.model,
+            base_url=entry.base_url,
+            api_key_env=entry.api_key_env,
+            timeout_s=entry.timeout_s,
+            max_concurrency=entry.max_concurrency,
+            limits=Limits(**entry.limits.model_dump()),
+            prices=price,
+            params=dict(entry.params),
+        )
+        retry = RetryPolicy(**self.config.retry.model_dump())
+        return build_client(
+            config, cache=cache, limiter=limiter, budget=budget, recorder=record, retry=retry,
+        )  # fmt: skip
+
+    async def _play_episode(
+        self, store: ResultStore, spec: EpisodeSpec, client: ModelClient
+    ) -> None:
+        stage = get_stage(spec.game)
+        game = RepeatedGame(stage, spec.rounds)
+        store.add_episode(
+            spec.id,
+            self.experiment,
+            spec.game,
+            spec.players(),
+            spec.seed,
+            spec=spec.key(),
+            labels=[list(ls) for ls in stage.labels],
+            game_payoffs=stage.payoffs.tolist(),
+        )
+        store.start_episode(spec.id)
+        seed = spec.seed * 1_000 + spec.repetition
+        agent: Agent = PlainLLMAgent(
+            client,
+            Prompter(spec.agent.framing, spec.agent.output, spec.agent.history),
+            max_reasks=spec.agent.max_reasks,
+            invalid=spec.agent.invalid,
+            temperature=spec.agent.temperature,
+            max_tokens=spec.agent.max_tokens,
+        )
+        opponent: Agent = StrategyAgent(get_strategy(spec.opponent))
+        agent.reset(seed, spec.id)
+        opponent.reset(seed, spec.id)
+        state = game.initial_state(spec.seed)
+        labels = stage.labels
+        while not state.is_terminal():
+            t = len(state.history) + 1
+            first, second = await asyncio.gather(
+                agent.act(state.observation(0)), opponent.act(state.observation(1))
+            )
+            decisions = (first, second)
+            actions = {p: d.action for p, d in enumerate(decisions)}
+            state, events = state.forfeit(actions)
+            played = state.history[-1]
+            store.add_round(
+                spec.id,
+                t,
+                [labels[p][a] if a >= 0 else None for p, a in enumerate(played.actions)],
+                list(played.payoffs),
+                valid=all(d.valid for d in decisions),
+                tokens=[d.tokens for d in decisions],
+            )
+            for p, d in enumerate(decisions):
+                if not d.valid:
+                    store.add_event(
+                        spec.id, "invalid", {"error": d.error, "texts": list(d.raw),
+                                             "played": d.action}, round=t, player=p,
+                    )  # fmt: skip
+            await agent.observe(state.observation(0), events)
+            await opponent.observe(state.observation(1), events)
+        store.finish_episode(spec.id, list(state.payoffs()))
+
+
+def _usage_text(s: RunSummary) -> str:
+    return f"{s.calls} calls ({s.cached_calls} cached), {s.tokens:,} tokens, ${s.cost_usd:.4f}"

@@ -1,0 +1,241 @@
+"""The call pipeline every model call passes through, the same for every provider.
+
+cache -> budget check -> rate limiter -> provider -> retries -> cost -> recorder. A cache hit
+short-circuits everything after it: it is free, never refused by the budget, never counted against
+quotas, and recorded with `cached=True`, so a re-run replays exactly at no cost. Error texts are
+scrubbed of anything that looks like a credential before they are raised or recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from stratagem.llm.budget import Budget
+from stratagem.llm.cache import ResponseCache
+from stratagem.llm.errors import CallFailed, PermanentError, TransientError, scrub_secrets
+from stratagem.llm.pricing import Prices
+from stratagem.llm.provider import Provider
+from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
+from stratagem.llm.registry import ModelConfig, create_provider
+from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
+from stratagem.llm.types import Request, Response
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Where a call belongs, for the store."""
+
+    episode_id: str | None = None
+    player: int | None = None
+    round: int | None = None
+    purpose: str = "decision"
+    """decision | reask | question | tool | debate ..."""
+
+
+CallRecorder = Callable[[str, CallContext, Request, Response | None, str | None, int], None]
+"""(model, context, request, response or None, error text or None, retries) -> None."""
+
+
+@dataclass
+class ClientStats:
+    """What one client did, for progress lines and tests."""
+
+    provider_calls: int = 0
+    """Attempts that reached the provider (retries included)."""
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+
+def _error_text(exc: BaseException) -> str:
+    message = scrub_secrets(str(exc))
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+class ModelClient:
+    """One model behind the full pipeline; what agents hold and call."""
+
+    model: str
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        cache: ResponseCache | None,
+        limiter: RateLimiter | None,
+        limits: Limits | None,
+        retry: RetryPolicy,
+        prices: Prices,
+        budget: Budget | None,
+        recorder: CallRecorder | None = None,
+        max_concurrency: int | None = None,
+        rng: random.Random | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.provider = provider
+        self.model = provider.model
+        self.cache = cache
+        self.limits = None if limits is None or limits.unlimited else limits
+        # Limits without a shared limiter still hold within this client.
+        self.limiter = limiter if limiter is not None or self.limits is None else RateLimiter()
+        self.retry = retry
+        self.prices = prices
+        self.budget = budget
+        self.recorder = recorder
+        self._semaphore = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        # Jitter only spreads retries in time; it never changes a result, so an unseeded default
+        # is fine (and desirable: processes should not retry in lockstep).
+        self._rng = rng if rng is not None else random.Random()
+        self._sleep = sleep
+        self.stats = ClientStats()
+
+    async def generate(
+        self, request: Request, context: CallContext = CallContext()
+    ) -> list[Response]:
+        """`request.n` samples, sample i cached under index i.
+
+        The samples run concurrently; if one fails, the others still finish (and are cached and
+        recorded, so nothing paid for is lost) before the first error is raised.
+        """
+        if request.n < 1:
+            raise PermanentError(f"{self.model}: a request must ask for at least 1 sample")
+        if request.n == 1:
+            return [await self._sample(request, 0, context)]
+        results = await asyncio.gather(
+            *(self._sample(request, i, context) for i in range(request.n)), return_exceptions=True
+        )
+        out: list[Response] = []
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+            out.append(result)
+        return out
+
+    async def _sample(self, request: Request, sample: int, context: CallContext) -> Response:
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(self.model, request, sample)
+            hit = self.cache.get(key)
+            if hit is not None:
+                response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
+                self.stats.cache_hits += 1
+                self._record(context, request, response, None, 0)
+                return response
+        if self.budget is not None:
+            self.budget.check()
+        retries = 0
+
+        def count(retry: int, exc: TransientError, wait: float) -> None:
+            nonlocal retries
+            retries = retry
+            self.stats.retries += 1
+            log.info("%s: %s; retry %d in %.1f s", self.model, _error_text(exc), retry, wait)
+
+        async def attempt() -> Response:
+            return await self._attempt(request, sample)
+
+        try:
+            async with self._semaphore if self._semaphore else contextlib.nullcontext():
+                result = await call_with_retries(attempt, self.retry, self._rng, self._sleep, count)
+        except RetriesExhausted as exc:
+            text = (
+                f"{self.model}: gave up after {exc.retries + 1} attempts; last error: "
+                f"{_error_text(exc.last)}"
+            )
+            self.stats.failures += 1
+            self._record(context, request, None, text, exc.retries)
+            raise CallFailed(text, exc.retries) from None
+        except Exception as exc:
+            text = _error_text(exc)
+            self.stats.failures += 1
+            self._record(context, request, None, text, retries)
+            if scrub_secrets(str(exc)) != str(exc):  # never let a credential travel further
+                if isinstance(exc, PermanentError):
+                    raise PermanentError(scrub_secrets(str(exc))) from None
+                raise CallFailed(text, retries) from None
+            raise
+        response = result.value
+        cost = self.prices.cost(self.model, response.usage)
+        response = replace(
+            response, cost_usd=cost, cached=False, model=response.model or self.model
+        )
+        self.stats.cost_usd += cost
+        self.stats.tokens += response.usage.total
+        if self.budget is not None:
+            self.budget.charge(cost, response.usage.total)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, self.model, request, response)
+        self._record(context, request, response, None, result.retries)
+        return response
+
+    async def _attempt(self, request: Request, sample: int) -> Response:
+        """One try: wait for the quotas, ask the provider, count what it used."""
+        reservation = None
+        if self.limiter is not None and self.limits is not None:
+            reservation = await self.limiter.acquire(
+                self.model, self.limits, estimate_tokens(request)
+            )
+        used = 0
+        try:
+            self.stats.provider_calls += 1
+            response = await self.provider.complete(request, sample)
+            used = response.usage.total
+        except (TimeoutError, ConnectionError) as exc:  # providers should map these; be safe
+            raise TransientError(_error_text(exc)) from exc
+        finally:
+            if self.limiter is not None and reservation is not None:
+                self.limiter.record(self.model, used, reservation)
+        return response
+
+    def _record(
+        self,
+        context: CallContext,
+        request: Request,
+        response: Response | None,
+        error: str | None,
+        retries: int,
+    ) -> None:
+        if self.recorder is not None:
+            self.recorder(self.model, context, request, response, error, retries)
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+
+def build_client(
+    config: ModelConfig,
+    *,
+    cache: ResponseCache | None = None,
+    limiter: RateLimiter | None = None,
+    budget: Budget | None = None,
+    recorder: CallRecorder | None = None,
+    prices: Prices | None = None,
+    retry: RetryPolicy | None = None,
+    rng: random.Random | None = None,
+) -> ModelClient:
+    """A client for `config`: its provider, its price override, quotas and concurrency cap."""
+    provider = create_provider(config)
+    table = prices if prices is not None else Prices()
+    if config.prices is not None:
+        table = table.with_overrides({config.model: config.prices})
+    return ModelClient(
+        provider,
+        cache=cache,
+        limiter=limiter,
+        limits=config.limits,
+        retry=retry if retry is not None else RetryPolicy(),
+        prices=table,
+        budget=budget,
+        recorder=recorder,
+        max_concurrency=config.max_concurrency,
+        rng=rng,
+    )

@@ -1,0 +1,77 @@
+"""What providers share: retryable statuses, Retry-After, key redaction, params checking."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from stratagem.llm.errors import PermanentError, TransientError, scrub_secrets
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+"""Besides every 5xx: timeout, conflict, too early, rate limited (what the vendors' SDKs retry)."""
+
+_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{6,}")
+
+
+def is_transient_status(status: int) -> bool:
+    return status >= 500 or status in TRANSIENT_STATUSES
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Remove the API key, and anything shaped like one, from a message we are about to raise."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return scrub_secrets(_KEY_LIKE.sub("[redacted]", text))
+
+
+def status_error(
+    model: str, status: int, message: str, headers: Mapping[str, str] | None, secret: str | None
+) -> TransientError | PermanentError:
+    """The error to raise for an HTTP error status from a model API."""
+    text = redact(f"{model}: HTTP {status}: {message}", secret)
+    if is_transient_status(status):
+        return TransientError(text, retry_after(headers))
+    hint = {
+        401: " (check the API key in the environment variable)",
+        403: " (the key lacks access to this model or feature)",
+        404: " (unknown model or endpoint; check the model name and base_url)",
+    }.get(status, "")
+    return PermanentError(text + hint)
+
+
+def check_params(model: str, params: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    """The provider params as a dict, or a `PermanentError` naming any unknown one."""
+    allowed = sorted(known)
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise PermanentError(
+            f"{model}: unknown params {', '.join(unknown)} (known: {', '.join(allowed)})"
+        )
+    return dict(params)

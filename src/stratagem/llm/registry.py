@@ -1,0 +1,147 @@
+"""Model strings (`provider/model`), per-model configuration, and the providers behind them.
+
+Provider modules are imported only when a model of theirs is used, so running the scripted or local
+model never needs the OpenAI or Anthropic client libraries installed. A provider module exposes
+`create(config: ModelConfig) -> Provider`; code can also register a factory under a new prefix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from stratagem.errors import StratagemError, unknown_name
+from stratagem.llm.errors import PermanentError
+from stratagem.llm.pricing import Price
+from stratagem.llm.provider import Provider
+from stratagem.llm.ratelimit import Limits
+
+ProviderFactory = Callable[["ModelConfig"], Provider]
+
+_PREFIX = re.compile(r"[a-z][a-z0-9_\-]*")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_BUILTIN_MODULES: dict[str, str] = {
+    "openai": "stratagem.llm.providers.openai",
+    "anthropic": "stratagem.llm.providers.anthropic",
+    "local": "stratagem.llm.providers.local",
+    "scripted": "stratagem.llm.providers.scripted",
+}
+_FACTORIES: dict[str, ProviderFactory] = {}
+
+
+@dataclass(frozen=True)
+class ModelName:
+    """A parsed model string: `local/path/to/x.gguf` is provider `local`, name `path/to/x.gguf`."""
+
+    provider: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.name}"
+
+
+def parse_model(model: str) -> ModelName:
+    """Split `provider/model` at the first slash; the rest (slashes included) is the model name."""
+    provider, sep, name = model.partition("/")
+    if not sep or not name or not _PREFIX.fullmatch(provider):
+        raise StratagemError(
+            f"model '{model}': expected 'provider/model', e.g. 'openai/gpt-4o-mini', "
+            "'anthropic/claude-3-5-haiku-latest', 'local/gemma-3-270m' or 'scripted/echo'"
+        )
+    return ModelName(provider, name)
+
+
+class ModelConfig(BaseModel):
+    """Everything about one model that is not the prompt: endpoint, key, prices, quotas, timeouts.
+
+    The API key itself is never part of the config, only the name of the environment variable
+    holding it; input values are hidden from validation errors so a key pasted by mistake is
+    never echoed.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    model: str
+    base_url: str | None = None
+    """For OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, Mistral...)."""
+    api_key_env: str | None = None
+    """Name of the environment variable with the API key; None: the provider's usual one."""
+    prices: Price | None = None
+    """USD per million input/output tokens, overriding the default table."""
+    limits: Limits = Limits()
+    max_concurrency: int | None = Field(default=None, gt=0)
+    """Calls of this model in flight at once (None: no cap)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra provider parameters (e.g. top_p, reasoning effort, n_ctx for local models)."""
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, value: str) -> str:
+        try:
+            parse_model(value)
+        except StratagemError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            raise ValueError(
+                "must be the NAME of an environment variable holding the key (e.g. "
+                "OPENAI_API_KEY), never the key itself"
+            )
+        return value
+
+    @property
+    def name(self) -> ModelName:
+        return parse_model(self.model)
+
+
+def read_api_key(env_var: str) -> str:
+    """The key from the environment, or a `PermanentError` naming the variable (never a value)."""
+    value = os.environ.get(env_var, "").strip()
+    if not value:
+        raise PermanentError(
+            f"the environment variable {env_var} is not set; export your API key in it"
+        )
+    return value
+
+
+def register_provider(prefix: str, factory: ProviderFactory) -> None:
+    """Make `prefix/...` model strings use `factory` (overrides a built-in provider)."""
+    if not _PREFIX.fullmatch(prefix):
+        raise ValueError(f"provider prefix must be lowercase letters, digits, - or _: {prefix!r}")
+    _FACTORIES[prefix] = factory
+
+
+def provider_names() -> list[str]:
+    return sorted(set(_BUILTIN_MODULES) | set(_FACTORIES))
+
+
+def create_provider(config: ModelConfig) -> Provider:
+    """The provider for `config.model`, importing its module on first use."""
+    prefix = config.name.provider
+    factory = _FACTORIES.get(prefix)
+    if factory is None:
+        module_name = _BUILTIN_MODULES.get(prefix)
+        if module_name is None:
+            raise unknown_name("model provider", prefix, provider_names())
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise StratagemError(
+                f"model provider '{prefix}' cannot be loaded ({exc}); is its optional "
+                "dependency installed?"
+            ) from None
+        factory = module.create
+    provider: Provider = factory(config)
+    return provider

@@ -1,0 +1,320 @@
+"""Prompt templates render the studies' texts verbatim, and every framing renders for its games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stratagem.agents import Prompter, framings
+from stratagem.errors import StratagemError
+from stratagem.games.catalog import get_stage
+from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState
+
+
+def state(game: str, rounds: int, *moves: tuple[str, str]) -> RepeatedState:
+    s = RepeatedGame(get_stage(game), rounds).initial_state()
+    for a, b in moves:
+        nxt, _ = s.apply({0: a, 1: b})
+        assert isinstance(nxt, RepeatedState)
+        s = nxt
+    return s
+
+
+def obs(game: str, rounds: int, *moves: tuple[str, str], player: int = 0) -> RepeatedObservation:
+    return state(game, rounds, *moves).observation(player)
+
+
+# -- seed-001: the prisoner framing ----------------------------------------------------------------
+
+# seed-001 §6.1 (Fig 2.2) with the Dilemma's years (§4.1: T 0, R 5, P 10, S 15) and 10 rounds.
+DILEMMA_ROLE_PROMPT = """\
+You are a person.
+SCENARIO:
+You and your partner were arrested and are waiting separately for interrogation.
+You will be interrogated for 10 rounds.
+During each interrogation round, you and your partner will independently and simultaneously \
+choose one action: 'Cooperate' or 'Defect'.
+Depending on your choices, you will receive different sentences.
+If you choose 'Defect' and your partner chooses 'Defect', you will receive 10 years in prison \
+and you partner will receive 10 years in prison.
+If you choose 'Defect' and your partner chooses 'Cooperate', you will receive 0 years in prison \
+and you partner will receive 15 years in prison.
+If you choose 'Cooperate' and your partner chooses 'Defect', you will receive 15 years in prison \
+and you partner will receive 0 years in prison.
+If you choose 'Cooperate' and your partner chooses 'Cooperate', you will receive 5 years in \
+prison and you partner will receive 5 years in prison.
+Your objective is to minimise your total years in prison over all interrogation rounds."""
+
+# seed-001 §6.1 (Fig 2.3).
+DECISION_PROMPT = """\
+Think about this carefully.
+
+OUTPUT FORMAT:
+Once you have made your final decision, respond with ONLY this JSON format and nothing else:
+{'DECISION': '<YOUR_DECISION>'}"""
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_dilemma_role_prompt_is_verbatim(player: int) -> None:
+    prompter = Prompter("prisoner", output="json")
+    assert prompter.system(obs("dilemma", 10, player=player)) == DILEMMA_ROLE_PROMPT
+
+
+@pytest.mark.parametrize(
+    ("game", "years"),  # seed-001 §4.1: T, R, P, S years
+    [("dilemma", (0, 5, 10, 15)), ("delight", (15, 10, 5, 0)), ("confusion", (5, 0, 10, 15))],
+)
+def test_years_follow_the_thesis_table(game: str, years: tuple[int, int, int, int]) -> None:
+    t, r, p, s = years
+    text = Prompter("prisoner", output="json").system(obs(game, 20))
+    assert "You will be interrogated for 20 rounds." in text
+    assert (
+        f"If you choose 'Defect' and your partner chooses 'Cooperate', you will receive {t} years "
+        f"in prison and you partner will receive {s} years in prison." in text
+    )
+    assert f"chooses 'Cooperate', you will receive {r} years in prison and you partner will " \
+        f"receive {r} years" in text  # fmt: skip
+    assert f"chooses 'Defect', you will receive {p} years in prison and you partner will " \
+        f"receive {p} years" in text  # fmt: skip
+
+
+def test_decision_prompt_and_history_summary_are_verbatim() -> None:
+    prompter = Prompter("prisoner", output="json")
+    assert prompter.decision(obs("dilemma", 10)) == DECISION_PROMPT
+    assert prompter.history_summary(obs("dilemma", 10)) == ""
+    after = obs(
+        "dilemma", 10, ("cooperate", "defect"), ("defect", "defect"), ("defect", "cooperate")
+    )
+    summary = (
+        "ADDITIONAL INFORMATION:\n"
+        "Summary of the last 3 interrogation rounds:\n"
+        "Round 1 - Suspect chose: Cooperate, Suspect's partner chose: Defect\n"
+        "Round 2 - Suspect chose: Defect, Suspect's partner chose: Defect\n"
+        "Round 3 - Suspect chose: Defect, Suspect's partner chose: Cooperate"
+    )  # seed-001 §5 (Fig 2.1)
+    assert prompter.history_summary(after) == summary
+    assert prompter.decision(after) == DECISION_PROMPT + "\n\n" + summary
+
+
+def test_history_is_told_from_each_players_seat() -> None:
+    after = obs("dilemma", 10, ("cooperate", "defect"), player=1)
+    text = Prompter("prisoner", output="json").history_summary(after)
+    assert text.endswith("Round 1 - Suspect chose: Defect, Suspect's partner chose: Cooperate")
+
+
+def test_prisoner_output_variants_change_only_the_format_lines() -> None:
+    o = obs("dilemma", 10)
+    choice = Prompter("prisoner", output="choice").decision(o)
+    assert choice.startswith("Think about this carefully.\n\nOUTPUT FORMAT:\n")
+    assert choice.endswith(
+        "respond with ONLY your decision, 'Cooperate' or 'Defect', and nothing else."
+    )
+    assert "[move] (Optional explanation here) <YOUR_DECISION>" in Prompter(
+        "prisoner", output="tag"
+    ).decision(o)
+    assert Prompter("prisoner").labels(o) == ("Cooperate", "Defect")
+
+
+def test_prisoner_framing_needs_two_actions() -> None:
+    with pytest.raises(StratagemError, match="prisoner framing needs a 2-action game"):
+        Prompter("prisoner").system(obs("eq1", 24))
+
+
+def test_prisoner_rounds_can_be_hidden() -> None:
+    text = Prompter("prisoner", reveal_rounds=False).system(obs("dilemma", 10))
+    assert (
+        "interrogated for" not in text and text.count("\n") == DILEMMA_ROLE_PROMPT.count("\n") - 1
+    )
+
+
+# -- seed-003: the counterfactual framing ----------------------------------------------------------
+
+# seed-003 §4.1, rendered for `pd` (a, b = cooperation, defection; aa 4, ab 1, ba 6, bb 2).
+PD_SYSTEM = """\
+You are playing a game against other player(s). The game is based on strategic moves.
+
+Game Description:
+There are two possible moves: cooperation and defection.
+- if both players choose cooperation, both get 4 points.
+- if both players choose defection, both get 2 points.
+- if you choose cooperation and the other player chooses defection, you get 1 points and the \
+other player gets 6 points.
+- if you choose defection and the other player chooses cooperation, you get 6 points and the \
+other player gets 1 points.
+
+In each round of the game you play against one other player. You and the other player each make \
+a move privately. The moves are compared and you and the other player get your reward/penalty \
+based on the moves made.
+
+Message Formats:
+Move messages are sent when you want to make a move.
+Move messages are formatted like this:
+[move] (Optional explanation here) Your move here
+
+Hint messages are received when you are provided with advice and directions. These messages are \
+important and you should pay attention to them.
+Hint messages are formatted like this:
+[hint] Hint message here
+
+Objective:
+Maximize your points and/or minimize your penalties.
+
+Tips:
+- Try to formulate a strategy by reasoning on the provided information.
+- Pay attention to the payoff matrix of the game moves.
+- You should only send move messages. Hint messages will only be provided to you.
+- Pay attention to hints when provided.
+- Do not use markdown formatting in your messages (e.g., bold text, italic text, etc.).
+"""
+
+
+def test_counterfactual_pd_system_prompt_is_verbatim() -> None:
+    assert Prompter("counterfactual", output="tag", history="chat").system(obs("pd", 16)) == (
+        PD_SYSTEM
+    )
+
+
+def test_counterfactual_rps_system_prompt_matches_the_spec_rendering() -> None:
+    text = Prompter("counterfactual", output="tag", history="chat").system(obs("ba3-alt", 24))
+    # seed-003 §4.2, rendered for ba3-alt.
+    assert text.startswith(
+        "You are playing a game against other player(s). The game is based on making moves.\n\n"
+        "Game Description:\n"
+        "There are three possible moves: paper, rock, and scissors.\n"
+        "- paper beats scissors giving the winner 1 points and the loser -1 points.\n"
+        "- rock beats paper giving the winner 3 points and the loser -3 points.\n"
+        "- scissors beats rock giving the winner 1 points and the loser -1 points.\n"
+        "- If both players make the same move, the game is a tie and no points are awarded.\n\n"
+        "In each round of the game you play against one other player."
+    )
+    assert text.endswith(PD_SYSTEM[PD_SYSTEM.index("\n\nIn each round") :])
+
+
+def test_counterfactual_hints_are_verbatim() -> None:
+    p = Prompter("counterfactual", output="tag", history="chat")
+    assert p.decision(obs("pd", 16)) == (
+        "[hint] Let's play this game. You are playing against a fresh player. "
+        "Please choose your move.\n"
+    )
+    assert p.decision(obs("eq1", 24, ("rock", "paper"))) == (
+        "[hint] Let's play another round. Please make your move.\n"
+    )
+    assert p.move_made(obs("pd", 16)) == "[hint] Move made. Waiting for the game to end.\n"
+    assert p.result(obs("pd", 16, ("defection", "defection"))) == (
+        "[hint] The round ended. Both players choose the same move: defection.\n"
+        "You scored 2 points.\n"
+    )
+    for player, own, other, pts in [
+        (0, "cooperation", "defection", 1),
+        (1, "defection", "cooperation", 6),
+    ]:
+        assert p.result(obs("pd", 16, ("cooperation", "defection"), player=player)) == (
+            f"[hint] The round ended. You choose the move: {own}. Your opponent choose the move: "
+            f"{other}.\nYou scored {pts} points.\n"
+        )
+    assert p.result(obs("ba3", 24, ("rock", "rock"))) == (
+        "[hint] The round ended in a tie. Both players made the same move: rock.\n"
+        "You scored 0 points.\n"
+    )
+    assert p.result(obs("ba3", 24, ("paper", "rock"))) == (
+        "[hint] You won the round. You made the move: paper. Your opponent made the move: rock.\n"
+        "You scored 3 points.\n"
+    )
+    assert p.result(obs("ba3", 24, ("paper", "rock"), player=1)) == (
+        "[hint] You lost the round. You made the move: rock. Your opponent made the move: paper.\n"
+        "You scored -3 points.\n"
+    )
+    assert p.reask("ERR", obs("pd", 16)) == (
+        "[hint] An error occurred. Please resend the previous message with the following "
+        "correction, without indicating in any way that you have made a correction to a prior "
+        'message: \n "ERR"\n'
+    )
+
+
+def test_counterfactual_invalid_round_hint() -> None:
+    forfeited, _ = state("pd", 16).forfeit({0: None, 1: "defection"})
+    p = Prompter("counterfactual", output="tag", history="chat")
+    for player in (0, 1):
+        assert p.result(forfeited.observation(player)) == (
+            "[hint] The round ended abnormally. You scored 0 points.\n"
+        )
+    summary = Prompter("prisoner").history_summary(forfeited.observation(1))
+    assert summary.endswith("Suspect chose: Defection, Suspect's partner chose: no valid choice")
+
+
+def test_counterfactual_rejects_games_its_text_would_misdescribe() -> None:
+    p = Prompter("counterfactual", output="tag", history="chat")
+    with pytest.raises(StratagemError, match="3-action text needs a rock-paper-scissors"):
+        from stratagem.games.normal_form import NormalFormGame
+
+        g = NormalFormGame.symmetric("x", ("a", "b", "c"), [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+        p.system(RepeatedGame(g, 2).initial_state().observation(0))
+
+
+# -- the neutral framing ---------------------------------------------------------------------------
+
+
+def test_neutral_framing_shows_actions_payoffs_and_rounds() -> None:
+    p = Prompter("neutral", output="choice")
+    text = p.system(obs("eq1", 24, player=1))
+    assert "The game lasts 24 rounds." in text
+    assert "You can choose 'rock', 'paper', or 'scissors'." in text
+    assert (
+        "- If you choose 'rock' and the other player chooses 'paper', you get -1 points and the "
+        "other player gets 1 points." in text
+    )
+    assert text.count("- If you choose") == 9
+    hidden = Prompter("neutral", reveal_rounds=False).system(obs("eq1", 24))
+    assert "24" not in hidden and "several rounds" in hidden
+
+
+def test_neutral_decision_in_each_output_and_history_mode() -> None:
+    after = obs("pd", 16, ("cooperation", "defection"))
+    prompt = Prompter("neutral", output="json").decision(after)
+    assert prompt.startswith(
+        "Previous rounds:\nRound 1: you chose 'cooperation' and the other player chose "
+        "'defection'; you got 1 points and the other player got 6 points.\n\nRound 2 of 16:"
+    )
+    assert prompt.endswith('{"DECISION": "<your action>"}, where <your action> is '
+                           "'cooperation' or 'defection'.")  # fmt: skip
+    chat = Prompter("neutral", output="tag", history="chat")
+    assert chat.decision(after).startswith("Round 2 of 16: choose your action.\nReply with a move")
+    assert chat.result(after).startswith("Round 1: you chose 'cooperation'")
+
+
+def test_asymmetric_labels_are_listed_for_both_players() -> None:
+    from stratagem.games.normal_form import NormalFormGame
+
+    g = NormalFormGame.bimatrix("b", [("up", "down"), ("left", "right")], [[1, 2], [3, 4]],
+                                [[5, 6], [7, 8]])  # fmt: skip
+    o = RepeatedGame(g, 3).initial_state().observation(1)
+    text = Prompter("neutral").system(o)
+    assert "You can choose 'left' or 'right'." in text
+    assert "The other player can choose 'up' or 'down'." in text
+    # Seat 1 playing right against up: row up, column right -> (2, 6).
+    assert "If you choose 'right' and the other player chooses 'up', you get 6 points and the " \
+        "other player gets 2 points." in text  # fmt: skip
+
+
+# -- the loader ------------------------------------------------------------------------------------
+
+
+def test_framings_and_errors(tmp_path: Path) -> None:
+    assert framings() == ["counterfactual", "neutral", "prisoner"]
+    with pytest.raises(StratagemError, match=r"unknown framing 'prisonr'.*prisoner"):
+        Prompter("prisonr")
+    with pytest.raises(StratagemError, match="unknown output format"):
+        Prompter("neutral", output="xml")  # type: ignore[arg-type]
+    with pytest.raises(StratagemError, match="unknown history mode"):
+        Prompter("neutral", history="memory")  # type: ignore[arg-type]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "system.j2").write_text("Play {{ labels | alternatives }}.\n")
+    (tmp_path / "mine" / "decision.j2").write_text("Go.\n")
+    (tmp_path / "mine" / "history.j2").write_text("-\n")
+    assert "mine" in framings(tmp_path)
+    assert Prompter("mine", templates=tmp_path).system(obs("sh", 3)) == "Play 'stag' or 'hare'."
+    with pytest.raises(StratagemError, match=r"no result\.j2"):
+        Prompter("mine", history="chat", templates=tmp_path)
+    with pytest.raises(StratagemError, match="repeated matrix games"):
+        Prompter("neutral").system(get_stage("pd").initial_state().observation(0))
