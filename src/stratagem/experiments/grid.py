@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from stratagem.agents.prompts import Prompter

