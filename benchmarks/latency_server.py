@@ -8,7 +8,8 @@ never counts as the client's.
 - `POST /v1/chat/completions`: a valid `chat.completion` after `latency` seconds. A JSON-schema
   `response_format` whose `choice` property is an enum is answered `{"choice": "<first value>"}`;
   any other request gets a short text.
-- `GET /stats`: `{"requests": n, "cpu_s": seconds}`, the server's count and its own CPU time.
+- `GET /stats`: `{"requests": n, "connections": n, "cpu_s": seconds}`: what it served, and its
+  own CPU time.
 
     .venv/bin/python benchmarks/latency_server.py --latency 0.2 [--port 8000]
 """
@@ -85,9 +86,11 @@ class LatencyServer:
     def __init__(self, latency: float) -> None:
         self.latency = latency
         self.requests = 0
+        self.connections = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve one keep-alive connection, one request at a time (clients do not pipeline)."""
+        self.connections += 1
         try:
             while True:
                 try:
@@ -112,7 +115,11 @@ class LatencyServer:
 
     async def _respond(self, method: str, path: str, body: bytes) -> bytes:
         if method == "GET" and path == "/stats":
-            stats = {"requests": self.requests, "cpu_s": time.process_time()}
+            stats = {
+                "requests": self.requests,
+                "connections": self.connections,
+                "cpu_s": time.process_time(),
+            }
             return _http("200 OK", json.dumps(stats).encode())
         if method != "POST" or not path.endswith("/chat/completions"):
             return _http("404 Not Found", b'{"error":{"message":"not found"}}')

@@ -228,11 +228,11 @@ def run(
         f"{summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s"
     )
     for error in summary.errors[:5]:
-        err.print(f"failed: {error}", highlight=False)
+        err.print(f"failed: {error}", highlight=False, soft_wrap=True)
     with ResultStore(Path(config.output) / STORE_FILE) as db:
         _print_cells(db, summary.experiment)
     if summary.stopped:
-        err.print(f"[bold red]stopped:[/] {summary.stopped}", highlight=False)
+        err.print(f"[bold red]stopped:[/] {summary.stopped}", highlight=False, soft_wrap=True)
         raise typer.Exit(3)
 
 

@@ -2,7 +2,10 @@
 implement `Agent.act(observation) -> Decision`; LLM prompts are jinja2 templates in `templates/`.
 """
 
+from stratagem.agents.attitudes import ATTITUDES, Attitude, check_attitude
 from stratagem.agents.base import Agent, Decision, LLMClient, messages_to_data
+from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS, DebateAgent
+from stratagem.agents.memory import MEMORIES, Memory
 from stratagem.agents.parsing import (
     MOVE_FORMAT_ERROR,
     PARSERS,
@@ -19,31 +22,62 @@ from stratagem.agents.parsing import (
 )
 from stratagem.agents.plain import PlainLLMAgent, decision_schema
 from stratagem.agents.prompts import HistoryMode, OutputFormat, PastRound, Prompter, framings
+from stratagem.agents.questions import (
+    QUESTIONS,
+    Answer,
+    Answerer,
+    PlainAnswerer,
+    Question,
+    answerer_for,
+    ask_questions,
+    parse_answer,
+)
 from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.agents.tool_agent import ToolAgent
+from stratagem.agents.tools import LawyerTool, build_lawyer, nash_advice
 
 __all__ = [
+    "ATTITUDES",
+    "DEFAULT_MAX_TURNS",
+    "MEMORIES",
     "MOVE_FORMAT_ERROR",
     "PARSERS",
+    "QUESTIONS",
     "SEED003_MAX_REASKS",
     "Agent",
+    "Answer",
+    "Answerer",
+    "Attitude",
     "ChoiceParser",
+    "DebateAgent",
     "Decision",
     "HistoryMode",
     "InvalidPolicy",
     "JsonDecisionParser",
     "LLMClient",
+    "LawyerTool",
+    "Memory",
     "MoveTagParser",
     "OutputFormat",
     "ParseError",
     "Parser",
     "PastRound",
+    "PlainAnswerer",
     "PlainLLMAgent",
     "Prompter",
+    "Question",
     "StrategyAgent",
+    "ToolAgent",
+    "answerer_for",
+    "ask_questions",
+    "build_lawyer",
+    "check_attitude",
     "decide_with_reasks",
     "decision_schema",
     "framings",
     "merge_messages",
     "messages_to_data",
+    "nash_advice",
+    "parse_answer",
     "plain_reask",
 ]

@@ -94,14 +94,7 @@ class JsonDecisionParser:
         return label
 
     def _value(self, text: str) -> object:
-        found: list[object] = []
-        for match in _FLAT_OBJECT.finditer(text):
-            obj = _load_object(match.group(0))
-            if obj is None:
-                continue
-            for key, value in obj.items():
-                if isinstance(key, str) and key.strip().casefold() == self.key.casefold():
-                    found.append(value)
+        found = find_key_values(text, self.key)
         if found:
             return found[-1]
         # Not even loadable as an object (e.g. {'DECISION': Cooperate}): read the value directly.
@@ -115,6 +108,20 @@ class JsonDecisionParser:
             f"({'it is empty' if not text.strip() else repr(_shorten(text))}); "
             f"reply with {{'{self.key}': '<YOUR_DECISION>'}}"
         )
+
+
+def find_key_values(text: str, key: str) -> list[object]:
+    """The values of `key` (ignoring case) in every flat `{...}` object of `text` that loads as
+    strict JSON or as a Python literal (the thesis' single-quoted pseudo-JSON), in order."""
+    found: list[object] = []
+    for match in _FLAT_OBJECT.finditer(text):
+        obj = _load_object(match.group(0))
+        if obj is None:
+            continue
+        for name, value in obj.items():
+            if isinstance(name, str) and name.strip().casefold() == key.casefold():
+                found.append(value)
+    return found
 
 
 def _load_object(snippet: str) -> dict[object, object] | None:

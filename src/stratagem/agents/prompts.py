@@ -178,6 +178,21 @@ class Prompter:
         template = self._env.select_template(names)
         return template.render(self.context(observation), error=error)
 
+    def render(self, name: str, observation: Observation, **extra: Any) -> str:
+        """Any template of this framing, with `context` plus `extra` (what other architectures'
+        templates need, e.g. a question or an attitude); a missing file is a user error."""
+        if not self.has(name):
+            raise StratagemError(f"framing '{self.framing}' has no {name}")
+        template = self._env.get_template(f"{self.framing}/{name}")
+        try:
+            return template.render({**self.context(observation), **extra})
+        except jinja2.UndefinedError as exc:
+            raise StratagemError(f"template {self.framing}/{name}: {exc}") from None
+
+    def has(self, name: str) -> bool:
+        """Whether this framing has the template file `name`."""
+        return self._has(name)
+
     def context(self, observation: Observation) -> dict[str, Any]:
         """Everything templates may use (documented here, because templates are written by hand).
 

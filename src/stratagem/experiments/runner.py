@@ -99,7 +99,7 @@ class Runner:
     ) -> None:
         cache = ResponseCache(self.output / CACHE_FILE)
         limiter = RateLimiter(self.output / LIMITS_FILE)
-        budget = Budget(self.config.budget.max_usd, self.config.budget.max_tokens)
+        budget = self._budget(store)
         stop = asyncio.Event()
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -172,6 +172,20 @@ class Runner:
                 await client.aclose()
             cache.close()
             limiter.close()
+
+    def _budget(self, store: ResultStore) -> Budget:
+        """The caps, charged with what earlier runs in this directory paid for: a run stopped by
+        its budget stays stopped until the cap is raised, instead of spending it again."""
+        caps = self.config.budget
+        if caps.max_usd is None and caps.max_tokens is None:
+            return Budget()
+        paid = store.call_totals()  # the whole file: detached calls of restarted episodes too
+        return Budget(
+            caps.max_usd,
+            caps.max_tokens,
+            spent_usd=paid["paid_usd"],
+            spent_tokens=paid["paid_tokens"],
+        )
 
     def _client(
         self,

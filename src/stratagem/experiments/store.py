@@ -1232,6 +1232,7 @@ class ResultStore:
         sql = "SELECT * FROM llm_calls"
         if where:
             sql += " WHERE " + " AND ".join(where)
+        order = " ORDER BY seq, id" if episode_id is not None else " ORDER BY id"
         return [
             LlmCallRecord(
                 episode_id=r["episode_id"],
@@ -1252,11 +1253,13 @@ class ResultStore:
                 created_at=r["created_at"],
                 id=r["id"],
             )
-            for r in self._rows(sql + " ORDER BY seq, id", params)
+            for r in self._rows(sql + order, params)
         ]
 
     def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
         """Counts and sums over model calls: all in the file, or those of one experiment's episodes.
+
+        `paid_*` count only calls that reached the provider and succeeded (not cache replays).
 
         Calls of an interrupted episode are detached from it when it restarts, so only the
         whole-file totals include every call ever paid for.
@@ -1265,14 +1268,19 @@ class ResultStore:
             "SELECT COUNT(*) AS calls, COALESCE(SUM(c.cached), 0) AS cached,"
             " COALESCE(SUM(c.error IS NOT NULL), 0) AS errors,"
             " COALESCE(SUM(COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0)), 0)"
-            " AS tokens, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd FROM llm_calls c"
+            " AS tokens, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN"
+            " COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0) END), 0) AS paid_tokens,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN c.cost_usd END), 0.0)"
+            " AS paid_usd FROM llm_calls c"
         )
         params: list[str] = []
         if experiment_id is not None:
             sql += " JOIN episodes e ON e.id = c.episode_id WHERE e.experiment_id = ?"
             params.append(experiment_id)
         row = self._rows(sql, params)[0]
-        return {k: row[k] for k in ("calls", "cached", "errors", "tokens", "cost_usd")}
+        keys = ("calls", "cached", "errors", "tokens", "cost_usd", "paid_tokens", "paid_usd")
+        return {k: row[k] for k in keys}
 
     def answers(self, episode_id: str) -> list[AnswerRecord]:
         return [

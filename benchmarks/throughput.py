@@ -1,0 +1,443 @@
+"""Benchmark: model calls per second against a fixed-latency server, and KV-cache reuse locally.
+
+Part 1: a fake OpenAI-compatible server (`latency_server.py`, its own process) answers every call
+after a fixed latency, so at concurrency N the best possible rate is N / latency. For N in 1, 16,
+64, 256 it prints the rate achieved, its ratio to that limit, and this process's CPU time per call,
+measured twice: through the call pipeline alone (`build_client`, `openai/...` provider, no cache,
+no limits) and through the experiment runner (PD episodes against TitForTat, store and response
+cache on). A cProfile pass at the highest concurrency splits the CPU per call by component.
+Goals: ratio >= 0.95 at 256, <= 1 ms of CPU per call.
+
+Part 2: a 50-round Prisoner's Dilemma against TitForTat, plain agent in history "chat" mode (one
+growing conversation), on the embedded `local/gemma-3-270m`, with llama.cpp's KV-cache reuse on
+and off: prompt tokens submitted and evaluated per round, and wall time.
+
+    .venv/bin/python benchmarks/throughput.py [--latency 0.2] [--skip-server] [--skip-kv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import itertools
+import json
+import os
+import pstats
+import statistics
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy
+from latency_server import serving
+
+from stratagem.agents.plain import PlainLLMAgent
+from stratagem.agents.prompts import Prompter
+from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.runner import Runner
+from stratagem.games.catalog import get_stage
+from stratagem.games.repeated import RepeatedGame
+from stratagem.llm.pipeline import CallContext, ModelClient, build_client
+from stratagem.llm.registry import ModelConfig
+from stratagem.llm.types import Message, Request
+from stratagem.strategies.registry import get_strategy
+
+CONCURRENCIES = (1, 16, 64, 256)
+MODEL = "openai/fake-fixed-latency"
+LABELS = ("cooperate", "defect")
+SYSTEM = "You are playing a repeated game. Answer with one of the two actions."
+RUNNER_ROUNDS = 10
+KV_MODEL = "local/gemma-3-270m"
+
+
+@dataclass
+class Measure:
+    concurrency: int
+    calls: int
+    wall_s: float
+    cpu_s: float
+    server_cpu_s: float
+    connections: int
+    """TCP connections the server accepted during the run."""
+    latency: float
+
+    @property
+    def rate(self) -> float:
+        return self.calls / self.wall_s
+
+    @property
+    def limit(self) -> float:
+        return self.concurrency / self.latency
+
+    @property
+    def ratio(self) -> float:
+        return self.rate / self.limit
+
+    @property
+    def cpu_ms_per_call(self) -> float:
+        return 1000 * self.cpu_s / self.calls
+
+    def row(self, extra: str = "") -> str:
+        return (
+            f"  {self.concurrency:>11} {extra}{self.calls:>6} {self.wall_s:>7.2f} "
+            f"{self.rate:>9.1f} {self.limit:>8.0f} {self.ratio:>6.3f} "
+            f"{self.cpu_ms_per_call:>12.3f} {100 * self.server_cpu_s / self.wall_s:>11.0f} "
+            f"{self.connections:>12}"
+        )
+
+
+HEADER = (
+    "  concurrency {extra} calls  wall s   calls/s  limit/s  ratio  CPU ms/call  server CPU% "
+    "server conns"
+)
+
+
+def server_stats(url: str) -> tuple[float, int]:
+    """The fake server's own CPU seconds and connections accepted so far."""
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/stats") as reply:
+        stats = json.load(reply)
+    return float(stats["cpu_s"]), int(stats["connections"])
+
+
+class Stopwatch:
+    """Wall clock, this process's CPU time and the server's counters, from creation to `stop`."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.server = server_stats(url)
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+
+    def stop(self, latency: float, concurrency: int, calls: int) -> Measure:
+        wall, cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        server = server_stats(self.url)
+        cpu_server, conns = server[0] - self.server[0], server[1] - self.server[1]
+        return Measure(concurrency, calls, wall, cpu, cpu_server, conns, latency)
+
+
+# --- part 1a: the call pipeline ---------------------------------------------------------------
+
+
+def pipeline_calls(concurrency: int) -> int:
+    return max(20, 10 * concurrency)
+
+
+async def drive_pipeline(
+    url: str, latency: float, concurrency: int, calls: int, warm_up: bool
+) -> Measure:
+    """`calls` calls from `concurrency` tasks through one client, timed.
+
+    One untimed wave first opens the connections, as a running experiment has them open.
+    """
+    client = build_client(ModelConfig(model=MODEL, base_url=url))
+
+    def request(i: int) -> Request:
+        user = Message("user", f"Round {i}. Choose: cooperate or defect.")
+        return Request((Message("system", SYSTEM), user), choices=LABELS, max_tokens=8, seed=i)
+
+    async def worker(counter: itertools.count[int], limit: int) -> None:
+        while (i := next(counter)) < limit:
+            (response,) = await client.generate(request(i))
+            if response.text != LABELS[0]:
+                raise SystemExit(f"unexpected reply {response.text!r}")
+
+    async def wave(limit: int) -> None:
+        counter = itertools.count()
+        await asyncio.gather(*(worker(counter, limit) for _ in range(concurrency)))
+
+    try:
+        if warm_up:
+            await wave(concurrency)
+        watch = Stopwatch(url)  # blocks the event loop, but nothing is in flight
+        await wave(calls)
+        return watch.stop(latency, concurrency, calls)
+    finally:
+        await client.aclose()
+
+
+def pipeline_measure(url: str, latency: float, concurrency: int) -> Measure:
+    calls = pipeline_calls(concurrency)
+    return asyncio.run(drive_pipeline(url, latency, concurrency, calls, warm_up=True))
+
+
+# --- part 1b: the experiment runner -----------------------------------------------------------
+
+
+def runner_episodes(concurrency: int) -> int:
+    return max(2, concurrency)
+
+
+def run_experiment(url: str, latency: float, concurrency: int) -> Measure:
+    """One experiment in a fresh directory (so a fresh response cache: every call reaches the
+    server), `concurrency` episodes at once; timed from `Runner.run` to its end."""
+    episodes = runner_episodes(concurrency)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = ExperimentConfig(
+            name=f"throughput-{concurrency}",
+            output=Path(tmp),
+            models=[ModelEntry(model=MODEL, base_url=url, max_concurrency=concurrency)],
+            games=["pd"],
+            opponents=["TitForTat"],
+            rounds=[RUNNER_ROUNDS],
+            repetitions=episodes,
+            concurrency=concurrency,
+        )
+        runner = Runner(config, show_progress=False)
+        watch = Stopwatch(url)
+        summary = asyncio.run(runner.run())
+        measure = watch.stop(latency, concurrency, summary.calls)
+    if summary.finished != episodes or summary.cached_calls or summary.errors:
+        raise SystemExit(f"the runner did not play cleanly: {summary}")
+    return measure
+
+
+# --- CPU by component ---------------------------------------------------------------------------
+
+COMPONENTS = (
+    ("/stratagem/", "stratagem"),
+    ("/openai/", "openai SDK"),
+    ("/httpx2/", "httpx2/httpcore2/h11/anyio"),
+    ("/httpcore2/", "httpx2/httpcore2/h11/anyio"),
+    ("/h11/", "httpx2/httpcore2/h11/anyio"),
+    ("/anyio/", "httpx2/httpcore2/h11/anyio"),
+    ("/sniffio/", "httpx2/httpcore2/h11/anyio"),
+    ("/pydantic", "pydantic"),
+    ("/jinja2/", "jinja2 (prompts)"),
+    ("/asyncio/", "asyncio + sockets"),
+    ("selectors.py", "asyncio + sockets"),
+    ("socket.py", "asyncio + sockets"),
+    ("/sqlite3/", "sqlite3 (store, cache)"),
+)
+
+
+def component(filename: str, function: str) -> str:
+    if filename == "~":  # a builtin: classify by what it belongs to
+        if "sqlite3" in function:
+            return "sqlite3 (store, cache)"
+        if "socket" in function or "select" in function or "epoll" in function:
+            return "asyncio + sockets"
+        return "other builtins (json, hashlib, ...)"
+    for marker, name in COMPONENTS:
+        if marker in filename:
+            return name
+    return "other stdlib"
+
+
+def profile(work: Callable[[], Any]) -> dict[str, float]:
+    """Self time by component, as shares of the total (cProfile slows Python code more than C)."""
+    profiler = cProfile.Profile()
+    profiler.runcall(work)
+    stats: Any = pstats.Stats(profiler).stats
+    totals: dict[str, float] = {}
+    for (filename, _, function), (_, _, tottime, _, _) in stats.items():
+        name = component(filename, function)
+        totals[name] = totals.get(name, 0.0) + tottime
+    whole = sum(totals.values())
+    return {name: t / whole for name, t in sorted(totals.items(), key=lambda kv: -kv[1])}
+
+
+def print_breakdown(title: str, shares: dict[str, float], cpu_ms: float) -> None:
+    print(f"  {title} ({cpu_ms:.3f} ms/call unprofiled):")
+    for name, share in shares.items():
+        if share >= 0.005:
+            print(f"    {name:<36} {100 * share:5.1f}%  ~{share * cpu_ms:6.3f} ms/call")
+
+
+# --- part 1 -------------------------------------------------------------------------------------
+
+
+def server_part(latency: float) -> None:
+    top = CONCURRENCIES[-1]
+    with serving(latency) as url:
+        # Imports and the like happen once, before any measurement.
+        asyncio.run(drive_pipeline(url, latency, 4, 8, warm_up=False))
+        run_experiment(url, latency, 2)
+
+        print(
+            f"fake OpenAI-compatible server: {1000 * latency:.0f} ms per reply, in its own "
+            "process; limit = concurrency / latency"
+        )
+        print("pipeline: build_client(openai/...), no cache, no limits, after one warm-up wave")
+        print(HEADER.format(extra=""))
+        pipeline = []
+        for n in CONCURRENCIES:
+            pipeline.append(pipeline_measure(url, latency, n))
+            print(pipeline[-1].row(), flush=True)
+
+        print(
+            f"runner: PD vs TitForTat, {RUNNER_ROUNDS} rounds, plain agent (choice, history "
+            "prompt), fresh store and cache"
+        )
+        print(HEADER.format(extra="episodes"))
+        runner = []
+        for n in CONCURRENCIES:
+            runner.append(run_experiment(url, latency, n))
+            print(runner[-1].row(f"{runner_episodes(n):>8} "), flush=True)
+
+        print(f"CPU per call at concurrency {top} by component (cProfile self time):")
+        calls = pipeline_calls(top)
+        shares = profile(
+            lambda: asyncio.run(drive_pipeline(url, latency, top, calls, warm_up=True))
+        )
+        print_breakdown("pipeline", shares, pipeline[-1].cpu_ms_per_call)
+        shares = profile(lambda: run_experiment(url, latency, top))
+        print_breakdown("runner", shares, runner[-1].cpu_ms_per_call)
+
+    for label, ms in (("pipeline", pipeline), ("runner", runner)):
+        last = ms[-1]
+        cpu = [m.cpu_ms_per_call for m in ms]
+        print(
+            f"goals, {label}: ratio at {top} = {last.ratio:.3f} (>= 0.95: "
+            f"{'met' if last.ratio >= 0.95 else 'NOT met'}); CPU {min(cpu):.2f}-{max(cpu):.2f} "
+            f"ms per call (<= 1 ms: {'met' if max(cpu) <= 1 else 'NOT met'})"
+        )
+
+
+# --- part 2: KV-cache reuse on the embedded model ------------------------------------------------
+
+
+@dataclass
+class KvRound:
+    submitted: int
+    """Prompt tokens sent this round (re-asks included)."""
+    evaluated: int
+    """Prompt tokens llama.cpp actually evaluated: the rest came from its KV cache."""
+    wall_s: float
+
+
+def local_client(kv_reuse: bool, recorder: Any = None) -> ModelClient:
+    params = {"kv_reuse": kv_reuse, "n_ctx": 8192}  # the last prompt of 50 rounds is ~4,000
+    return build_client(ModelConfig(model=KV_MODEL, params=params), recorder=recorder)
+
+
+class Meter:
+    """Tokens and time of the local model's calls from creation to `read`, from its stats."""
+
+    def __init__(self, client: ModelClient) -> None:
+        self.stats: Any = client.provider.stats  # type: ignore[attr-defined]
+        self.before = self.stats.prompt_tokens_submitted, self.stats.prompt_tokens_evaluated
+        self.start = time.perf_counter()
+
+    def read(self) -> KvRound:
+        wall = time.perf_counter() - self.start
+        submitted = self.stats.prompt_tokens_submitted - self.before[0]
+        return KvRound(submitted, self.stats.prompt_tokens_evaluated - self.before[1], wall)
+
+
+async def kv_game(rounds: int) -> tuple[list[KvRound], list[list[Request]]]:
+    """Play the chat-history game with KV reuse; per round: its counts and the requests sent."""
+    requests: list[list[Request]] = [[] for _ in range(rounds)]
+
+    def record(model: str, context: CallContext, request: Request, *_: Any) -> None:
+        assert context.round is not None
+        requests[context.round - 1].append(request)
+
+    client = local_client(True, record)
+    client.provider.reset()  # type: ignore[attr-defined]  # load the model, empty KV cache
+    agent = PlainLLMAgent(
+        client, Prompter("neutral", "choice", "chat"), temperature=0.0, max_tokens=8
+    )
+    opponent = StrategyAgent(get_strategy("TitForTat"))
+    agent.reset(0, "kv")
+    opponent.reset(0, "kv")
+    state = RepeatedGame(get_stage("pd"), rounds).initial_state(0)
+    played: list[KvRound] = []
+    while not state.is_terminal():
+        meter = Meter(client)
+        first, second = await asyncio.gather(
+            agent.act(state.observation(0)), opponent.act(state.observation(1))
+        )
+        played.append(meter.read())
+        state, events = state.forfeit({0: first.action, 1: second.action})
+        await agent.observe(state.observation(0), events)
+        await opponent.observe(state.observation(1), events)
+    await client.aclose()
+    return played, requests
+
+
+async def kv_replay(requests: list[list[Request]], rounds: list[int]) -> dict[int, KvRound]:
+    """The same requests without KV reuse: what each of `rounds` costs when nothing is reused."""
+    client = local_client(False)
+    client.provider.reset()  # type: ignore[attr-defined]
+    out: dict[int, KvRound] = {}
+    for t in rounds:
+        meter = Meter(client)
+        for request in requests[t - 1]:
+            await client.generate(request)
+        out[t] = meter.read()
+    await client.aclose()
+    return out
+
+
+def kv_part(rounds: int, off_rounds: int) -> None:
+    print(
+        f"embedded {KV_MODEL}: {rounds}-round PD vs TitForTat, plain agent, history chat, "
+        "output choice, temperature 0, llama.cpp on 2 threads"
+    )
+    on, requests = asyncio.run(kv_game(rounds))
+    sample = sorted({round(x) for x in numpy.linspace(1, rounds, min(off_rounds, rounds))})
+    off = asyncio.run(kv_replay(requests, sample))
+    # Without reuse every prompt token is evaluated; checked on the rounds replayed.
+    exact = all(off[t].evaluated == off[t].submitted == on[t - 1].submitted for t in sample)
+    per_round = numpy.interp(range(1, rounds + 1), sample, [off[t].wall_s for t in sample])
+    off_wall = float(per_round.sum())
+
+    def line(name: str, sub: list[int], ev: list[int], first: float, last: float) -> str:
+        return (
+            f"  {name:<4} {statistics.mean(sub):>9.1f} {sub[0]:>6} {sub[-1]:>6}"
+            f"{statistics.mean(ev):>11.1f} {ev[0]:>6} {ev[-1]:>6}{first:>10.2f} {last:>6.2f}"
+        )
+
+    print("  KV   submitted tokens/round   evaluated tokens/round   s/round first   last   game s")
+    print("         mean  first   last       mean  first   last")
+    submitted = [r.submitted for r in on]
+    evaluated = [r.evaluated for r in on]
+    on_wall = sum(r.wall_s for r in on)
+    print(line("on", submitted, evaluated, on[0].wall_s, on[-1].wall_s) + f"{on_wall:>9.1f}")
+    off_first, off_last = off[sample[0]].wall_s, off[sample[-1]].wall_s
+    print(line("off", submitted, submitted, off_first, off_last) + f"{off_wall:>9.1f}")
+    how = (
+        "all rounds replayed"
+        if len(sample) == rounds
+        else f"{len(sample)} of {rounds} rounds replayed, the others' time interpolated"
+    )
+    print(
+        f"  off: the game's own requests replayed with kv_reuse off ({how}); every prompt "
+        f"token evaluated: {exact}"
+    )
+    print(
+        f"  prompt tokens evaluated off/on: {sum(submitted) / sum(evaluated):.1f}x; "
+        f"game wall off/on: {off_wall / on_wall:.1f}x"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="server seconds per reply")
+    parser.add_argument("--rounds", type=int, default=50, help="rounds of the KV-cache game")
+    parser.add_argument(
+        "--off-rounds", type=int, default=10, help="rounds replayed without KV reuse (all: 50)"
+    )
+    parser.add_argument("--skip-server", action="store_true", help="skip part 1")
+    parser.add_argument("--skip-kv", action="store_true", help="skip part 2")
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} cores; load average {load()} at start (other work skews the figures)")
+    if not args.skip_server:
+        server_part(args.latency)
+    if not args.skip_kv:
+        kv_part(args.rounds, args.off_rounds)
+    print(f"load average {load()} at the end")
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()
