@@ -3,16 +3,18 @@
 Part 1: a fake OpenAI-compatible server (`latency_server.py`, its own process) answers every call
 after a fixed latency, so at concurrency N the best possible rate is N / latency. For N in 1, 16,
 64, 256 it prints the rate achieved, its ratio to that limit, and this process's CPU time per call,
-measured twice: through the call pipeline alone (`build_client`, `openai/...` provider, no cache,
-no limits) and through the experiment runner (PD episodes against TitForTat, store and response
-cache on). A cProfile pass at the highest concurrency splits the CPU per call by component.
+through the call pipeline alone (`build_client`, no cache, no limits) and through the experiment
+runner (PD episodes against TitForTat, store and response cache on), each with the `openai/...`
+provider and with a bare asyncio HTTP transport for reference (the gap is the openai SDK's cost).
+A cProfile pass at the highest concurrency splits the SDK rows' CPU per call by component.
 Goals: ratio >= 0.95 at 256, <= 1 ms of CPU per call.
 
 Part 2: a 50-round Prisoner's Dilemma against TitForTat, plain agent in history "chat" mode (one
 growing conversation), on the embedded `local/gemma-3-270m`, with llama.cpp's KV-cache reuse on
 and off: prompt tokens submitted and evaluated per round, and wall time.
 
-    .venv/bin/python benchmarks/throughput.py [--latency 0.2] [--skip-server] [--skip-kv]
+    .venv/bin/python benchmarks/throughput.py [--latency 0.2] [--off-rounds 10] [--no-profile]
+                                              [--skip-server] [--skip-kv]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pstats
 import statistics
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,13 +46,15 @@ from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.runner import Runner
 from stratagem.games.catalog import get_stage
 from stratagem.games.repeated import RepeatedGame
+from stratagem.llm.errors import TransientError
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
-from stratagem.llm.registry import ModelConfig
-from stratagem.llm.types import Message, Request
+from stratagem.llm.provider import Provider
+from stratagem.llm.providers.openai import choice_schema, message_param
+from stratagem.llm.registry import ModelConfig, register_provider
+from stratagem.llm.types import Message, Request, Response, Usage
 from stratagem.strategies.registry import get_strategy
 
 CONCURRENCIES = (1, 16, 64, 256)
-MODEL = "openai/fake-fixed-latency"
 LABELS = ("cooperate", "defect")
 SYSTEM = "You are playing a repeated game. Answer with one of the two actions."
 RUNNER_ROUNDS = 10
@@ -121,21 +126,99 @@ class Stopwatch:
         return Measure(concurrency, calls, wall, cpu, cpu_server, conns, latency)
 
 
+# --- a reference transport ----------------------------------------------------------------------
+
+
+class BareHTTPProvider:
+    """The floor: chat completions over plain asyncio HTTP/1.1 keep-alive connections.
+
+    Not a stratagem provider (no TLS, no errors beyond the status, no tool calls): it sends the
+    same body as the `openai` provider for a `choices` request, so the gap between the two
+    rows is what the openai SDK and its HTTP stack cost.
+    """
+
+    def __init__(self, model: str, base_url: str) -> None:
+        self.model = model
+        url = urllib.parse.urlsplit(base_url)
+        self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
+        self.path = url.path.rstrip("/") + "/chat/completions"
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def complete(self, request: Request, sample: int) -> Response:
+        body: dict[str, Any] = {
+            "model": self.model.partition("/")[2],
+            "messages": [message_param(m) for m in request.messages],
+        }
+        if request.choices:
+            schema = choice_schema(request.choices)
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "choice", "strict": True, "schema": schema},
+            }
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.seed is not None:
+            body["seed"] = request.seed + sample
+        payload = json.dumps(body).encode()
+        head = (
+            f"POST {self.path} HTTP/1.1\r\nhost: {self.host}\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+        )
+        started = time.perf_counter()
+        if self.idle:
+            reader, writer = self.idle.pop()
+        else:
+            reader, writer = await asyncio.open_connection(self.host, self.port)
+        writer.write(head.encode() + payload)
+        lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        length = next(int(h.split(":")[1]) for h in lines if h.lower().startswith("content-length"))
+        reply = json.loads(await reader.readexactly(length))
+        self.idle.append((reader, writer))
+        if " 200 " not in lines[0]:
+            raise TransientError(f"{self.model}: {lines[0]}")
+        text = reply["choices"][0]["message"]["content"]
+        if request.choices:
+            text = json.loads(text)["choice"]
+        usage = reply["usage"]
+        return Response(
+            text=text,
+            usage=Usage(usage["prompt_tokens"], usage["completion_tokens"]),
+            latency_s=time.perf_counter() - started,
+            model=self.model,
+        )
+
+    async def aclose(self) -> None:
+        for _, writer in self.idle:
+            writer.close()
+        self.idle.clear()
+
+
+def bare_provider(config: ModelConfig) -> Provider:
+    assert config.base_url is not None
+    return BareHTTPProvider(config.model, config.base_url)
+
+
+register_provider("bare", bare_provider)
+TRANSPORTS = {"openai SDK": "openai/fake", "bare asyncio HTTP (reference)": "bare/fake"}
+"""The same calls through the `openai` provider, and through the reference transport."""
+
+
 # --- part 1a: the call pipeline ---------------------------------------------------------------
 
 
 def pipeline_calls(concurrency: int) -> int:
-    return max(20, 10 * concurrency)
+    """20 calls per task: about 4 s at the limit, so the first burst's spread weighs little."""
+    return 20 * concurrency
 
 
 async def drive_pipeline(
-    url: str, latency: float, concurrency: int, calls: int, warm_up: bool
+    model: str, url: str, latency: float, concurrency: int, calls: int, warm_up: bool
 ) -> Measure:
-    """`calls` calls from `concurrency` tasks through one client, timed.
+    """`calls` calls from `concurrency` tasks through one client (no cache, no limits), timed.
 
     One untimed wave first opens the connections, as a running experiment has them open.
     """
-    client = build_client(ModelConfig(model=MODEL, base_url=url))
+    client = build_client(ModelConfig(model=model, base_url=url))
 
     def request(i: int) -> Request:
         user = Message("user", f"Round {i}. Choose: cooperate or defect.")
@@ -161,9 +244,9 @@ async def drive_pipeline(
         await client.aclose()
 
 
-def pipeline_measure(url: str, latency: float, concurrency: int) -> Measure:
+def pipeline_measure(model: str, url: str, latency: float, concurrency: int) -> Measure:
     calls = pipeline_calls(concurrency)
-    return asyncio.run(drive_pipeline(url, latency, concurrency, calls, warm_up=True))
+    return asyncio.run(drive_pipeline(model, url, latency, concurrency, calls, warm_up=True))
 
 
 # --- part 1b: the experiment runner -----------------------------------------------------------
@@ -173,7 +256,7 @@ def runner_episodes(concurrency: int) -> int:
     return max(2, concurrency)
 
 
-def run_experiment(url: str, latency: float, concurrency: int) -> Measure:
+def run_experiment(model: str, url: str, latency: float, concurrency: int) -> Measure:
     """One experiment in a fresh directory (so a fresh response cache: every call reaches the
     server), `concurrency` episodes at once; timed from `Runner.run` to its end."""
     episodes = runner_episodes(concurrency)
@@ -181,7 +264,7 @@ def run_experiment(url: str, latency: float, concurrency: int) -> Measure:
         config = ExperimentConfig(
             name=f"throughput-{concurrency}",
             output=Path(tmp),
-            models=[ModelEntry(model=MODEL, base_url=url, max_concurrency=concurrency)],
+            models=[ModelEntry(model=model, base_url=url, max_concurrency=concurrency)],
             games=["pd"],
             opponents=["TitForTat"],
             rounds=[RUNNER_ROUNDS],
@@ -208,11 +291,15 @@ COMPONENTS = (
     ("/anyio/", "httpx2/httpcore2/h11/anyio"),
     ("/sniffio/", "httpx2/httpcore2/h11/anyio"),
     ("/pydantic", "pydantic"),
-    ("/jinja2/", "jinja2 (prompts)"),
+    ("/jinja2/", "jinja2 (prompt templates)"),
     ("/asyncio/", "asyncio + sockets"),
     ("selectors.py", "asyncio + sockets"),
     ("socket.py", "asyncio + sockets"),
     ("/sqlite3/", "sqlite3 (store, cache)"),
+    ("/typing.py", "typing (mostly the SDK's param transform)"),
+    ("/dataclasses.py", "dataclasses + copy (asdict)"),
+    ("/copy.py", "dataclasses + copy (asdict)"),
+    ("/json/", "json"),
 )
 
 
@@ -220,9 +307,11 @@ def component(filename: str, function: str) -> str:
     if filename == "~":  # a builtin: classify by what it belongs to
         if "sqlite3" in function:
             return "sqlite3 (store, cache)"
+        if "_json" in function or "json." in function:
+            return "json"
         if "socket" in function or "select" in function or "epoll" in function:
             return "asyncio + sockets"
-        return "other builtins (json, hashlib, ...)"
+        return "other builtins"
     for marker, name in COMPONENTS:
         if marker in filename:
             return name
@@ -233,7 +322,7 @@ def profile(work: Callable[[], Any]) -> dict[str, float]:
     """Self time by component, as shares of the total (cProfile slows Python code more than C)."""
     profiler = cProfile.Profile()
     profiler.runcall(work)
-    stats: Any = pstats.Stats(profiler).stats
+    stats: Any = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     totals: dict[str, float] = {}
     for (filename, _, function), (_, _, tottime, _, _) in stats.items():
         name = component(filename, function)
@@ -242,8 +331,9 @@ def profile(work: Callable[[], Any]) -> dict[str, float]:
     return {name: t / whole for name, t in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
-def print_breakdown(title: str, shares: dict[str, float], cpu_ms: float) -> None:
-    print(f"  {title} ({cpu_ms:.3f} ms/call unprofiled):")
+def print_breakdown(title: str, shares: dict[str, float], measure: Measure) -> None:
+    cpu_ms = measure.cpu_ms_per_call
+    print(f"  {title} ({cpu_ms:.3f} ms/call measured unprofiled, split by profiled self time):")
     for name, share in shares.items():
         if share >= 0.005:
             print(f"    {name:<36} {100 * share:5.1f}%  ~{share * cpu_ms:6.3f} ms/call")
@@ -252,50 +342,53 @@ def print_breakdown(title: str, shares: dict[str, float], cpu_ms: float) -> None
 # --- part 1 -------------------------------------------------------------------------------------
 
 
-def server_part(latency: float) -> None:
+def server_part(latency: float, profiled: bool) -> None:
     top = CONCURRENCIES[-1]
+    results: dict[str, list[Measure]] = {}
     with serving(latency) as url:
-        # Imports and the like happen once, before any measurement.
-        asyncio.run(drive_pipeline(url, latency, 4, 8, warm_up=False))
-        run_experiment(url, latency, 2)
-
+        for model in TRANSPORTS.values():  # imports and the like, before any measurement
+            asyncio.run(drive_pipeline(model, url, latency, 4, 8, warm_up=False))
+            run_experiment(model, url, latency, 2)
         print(
             f"fake OpenAI-compatible server: {1000 * latency:.0f} ms per reply, in its own "
             "process; limit = concurrency / latency"
         )
-        print("pipeline: build_client(openai/...), no cache, no limits, after one warm-up wave")
-        print(HEADER.format(extra=""))
-        pipeline = []
-        for n in CONCURRENCIES:
-            pipeline.append(pipeline_measure(url, latency, n))
-            print(pipeline[-1].row(), flush=True)
+        for transport, model in TRANSPORTS.items():
+            print(f"pipeline, {transport}: build_client, no cache, no limits, warm connections")
+            print(HEADER.format(extra=""))
+            rows = results[f"pipeline, {transport}"] = []
+            for n in CONCURRENCIES:
+                rows.append(pipeline_measure(model, url, latency, n))
+                print(rows[-1].row(), flush=True)
+        for transport, model in TRANSPORTS.items():
+            print(
+                f"runner, {transport}: PD vs TitForTat, {RUNNER_ROUNDS} rounds, plain agent "
+                "(choice, history prompt), fresh store and cache"
+            )
+            print(HEADER.format(extra="episodes"))
+            rows = results[f"runner, {transport}"] = []
+            for n in CONCURRENCIES:
+                rows.append(run_experiment(model, url, latency, n))
+                print(rows[-1].row(f"{runner_episodes(n):>8} "), flush=True)
 
+        if profiled:
+            model = TRANSPORTS["openai SDK"]
+            print(f"CPU per call at concurrency {top}, openai SDK, by component (cProfile):")
+            calls = 5 * top
+            shares = profile(
+                lambda: asyncio.run(drive_pipeline(model, url, latency, top, calls, True))
+            )
+            print_breakdown("pipeline", shares, results["pipeline, openai SDK"][-1])
+            shares = profile(lambda: run_experiment(model, url, latency, top))
+            print_breakdown("runner", shares, results["runner, openai SDK"][-1])
+
+    for label, rows in results.items():
+        last = rows[-1]
+        cpu = [m.cpu_ms_per_call for m in rows]
         print(
-            f"runner: PD vs TitForTat, {RUNNER_ROUNDS} rounds, plain agent (choice, history "
-            "prompt), fresh store and cache"
-        )
-        print(HEADER.format(extra="episodes"))
-        runner = []
-        for n in CONCURRENCIES:
-            runner.append(run_experiment(url, latency, n))
-            print(runner[-1].row(f"{runner_episodes(n):>8} "), flush=True)
-
-        print(f"CPU per call at concurrency {top} by component (cProfile self time):")
-        calls = pipeline_calls(top)
-        shares = profile(
-            lambda: asyncio.run(drive_pipeline(url, latency, top, calls, warm_up=True))
-        )
-        print_breakdown("pipeline", shares, pipeline[-1].cpu_ms_per_call)
-        shares = profile(lambda: run_experiment(url, latency, top))
-        print_breakdown("runner", shares, runner[-1].cpu_ms_per_call)
-
-    for label, ms in (("pipeline", pipeline), ("runner", runner)):
-        last = ms[-1]
-        cpu = [m.cpu_ms_per_call for m in ms]
-        print(
-            f"goals, {label}: ratio at {top} = {last.ratio:.3f} (>= 0.95: "
+            f"goals, {label}: ratio at {top} {last.ratio:.3f} (>= 0.95: "
             f"{'met' if last.ratio >= 0.95 else 'NOT met'}); CPU {min(cpu):.2f}-{max(cpu):.2f} "
-            f"ms per call (<= 1 ms: {'met' if max(cpu) <= 1 else 'NOT met'})"
+            f"ms/call (<= 1 ms: {'met' if max(cpu) <= 1 else 'NOT met'})"
         )
 
 
@@ -390,12 +483,18 @@ def kv_part(rounds: int, off_rounds: int) -> None:
 
     def line(name: str, sub: list[int], ev: list[int], first: float, last: float) -> str:
         return (
-            f"  {name:<4} {statistics.mean(sub):>9.1f} {sub[0]:>6} {sub[-1]:>6}"
-            f"{statistics.mean(ev):>11.1f} {ev[0]:>6} {ev[-1]:>6}{first:>10.2f} {last:>6.2f}"
+            f"  {name:<4}{statistics.mean(sub):>10.1f}{sub[0]:>9}{sub[-1]:>9}"
+            f"{statistics.mean(ev):>11.1f}{ev[0]:>9}{ev[-1]:>10}{first:>8.2f}{last:>8.2f}"
         )
 
-    print("  KV   submitted tokens/round   evaluated tokens/round   s/round first   last   game s")
-    print("         mean  first   last       mean  first   last")
+    print(
+        "  prompt tokens per round, submitted (sub) and evaluated by llama.cpp (eval): mean, "
+        "first and last round; seconds per round: first and last"
+    )
+    print(
+        f"  {'KV':<4}{'sub mean':>10}{'sub 1st':>9}{'sub last':>9}{'eval mean':>11}"
+        f"{'eval 1st':>9}{'eval last':>10}{'s 1st':>8}{'s last':>8}{'game s':>9}"
+    )
     submitted = [r.submitted for r in on]
     evaluated = [r.evaluated for r in on]
     on_wall = sum(r.wall_s for r in on)
@@ -425,11 +524,12 @@ def main() -> None:
         "--off-rounds", type=int, default=10, help="rounds replayed without KV reuse (all: 50)"
     )
     parser.add_argument("--skip-server", action="store_true", help="skip part 1")
+    parser.add_argument("--no-profile", action="store_true", help="skip the cProfile pass")
     parser.add_argument("--skip-kv", action="store_true", help="skip part 2")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; load average {load()} at start (other work skews the figures)")
     if not args.skip_server:
-        server_part(args.latency)
+        server_part(args.latency, not args.no_profile)
     if not args.skip_kv:
         kv_part(args.rounds, args.off_rounds)
     print(f"load average {load()} at the end")

@@ -303,11 +303,31 @@ def import_(
     store: StoreOption = DEFAULT_STORE,
     experiment: Annotated[str | None, typer.Option(help="Put them under this experiment.")] = None,
     source: Annotated[str | None, typer.Option(help="Where they come from, e.g. a tool.")] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (episodes, docs/episode-format.md) or thesis-csv (seed-001 Appendix-A "
+            "per-game aggregates).",
+        ),
+    ] = "jsonl",
 ) -> None:
-    """Import episodes from JSONL, made by stratagem or another tool; existing ones are skipped."""
+    """Import episodes made by stratagem or another tool; existing ones are skipped."""
     _require_file(file, "file")
+    if fmt not in ("jsonl", "thesis-csv"):
+        raise StratagemError(f"--format: got '{fmt}', allowed: jsonl, thesis-csv")
     with ResultStore(store) as db:
-        report = import_episodes(db, file, experiment_id=experiment, source=source)
+        if fmt == "thesis-csv":
+            from stratagem.experiments import thesis_import
+
+            report = thesis_import.import_thesis_csv(
+                db,
+                file,
+                experiment_id=experiment or thesis_import.DEFAULT_EXPERIMENT,
+                source=source or thesis_import.DEFAULT_SOURCE,
+            )
+        else:
+            report = import_episodes(db, file, experiment_id=experiment, source=source)
     out.print(f"imported {report.imported} episodes, skipped {report.skipped} already stored")
 
 

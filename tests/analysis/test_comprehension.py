@@ -79,6 +79,7 @@ def test_parse_action(text: str | None, action: str | None) -> None:
 def test_parse_action_uses_the_games_labels() -> None:
     assert parse_action("ANSWER: hare", ("stag", "hare")) == "hare"
     assert parse_action("ANSWER: defect", ("stag", "hare")) is None
+    assert parse_action("{'ANSWER': 'Always B'}", ("A", "B")) == "B"
 
 
 @pytest.mark.parametrize(

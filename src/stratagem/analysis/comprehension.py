@@ -102,9 +102,11 @@ def extract_answer(text: str | None) -> str | None:
 
 def _label_pattern(label: str) -> re.Pattern[str]:
     # "cooperate" also matches cooperation/cooperating, "defect" defection/defects: the stem is the
-    # label without its last letter, followed by word characters.
-    stem = re.escape(label[:-1] if len(label) > 3 else label)
-    return re.compile(rf"\b{stem}\w*", re.IGNORECASE)
+    # label without its last letter, followed by word characters. Short labels ("C", "A") must
+    # match as whole words, or "Always" would name "A".
+    if len(label) <= 3:
+        return re.compile(rf"\b{re.escape(label)}\b", re.IGNORECASE)
+    return re.compile(rf"\b{re.escape(label[:-1])}\w*", re.IGNORECASE)
 
 
 def parse_action(text: str | None, labels: Sequence[str] = ("cooperate", "defect")) -> str | None:

@@ -130,7 +130,7 @@ def _facts(episode: EpisodeRecord, rounds: Sequence[RoundRecord], player: int) -
     if labels is None or tensor is None:
         return None
     other = 1 - player
-    cells = [(i, j, tensor[i][j]) for i in range(len(labels[0])) for j in range(len(labels[1]))]
+    cells = [tensor[i][j] for i in range(len(labels[0])) for j in range(len(labels[1]))]
 
     def payoff(r: RoundRecord) -> float | None:
         if r.payoffs is not None:
@@ -143,7 +143,7 @@ def _facts(episode: EpisodeRecord, rounds: Sequence[RoundRecord], player: int) -
     return GameFacts(
         opponent_actions=tuple(r.actions[other] for r in rounds),
         round_payoffs=tuple(payoff(r) for r in rounds),
-        stage_payoffs=tuple(float(cell[player]) for _, _, cell in cells),
+        stage_payoffs=tuple(float(cell[player]) for cell in cells),
         labels=tuple(labels[other]),
     )
 
@@ -159,10 +159,11 @@ def game_row(
 ) -> Row:
     """One Appendix-A row (without idx) for one game of `player` against its opponent.
 
-    With rounds, the behaviour metrics come from the moves (§9) and the comprehension rates from
-    the player's answers (§7; answers are re-scored from their text, so the options apply, and a
-    game without any answer has empty comprehension cells). Without rounds, the metrics are those
-    of `summary` (a stored summary event's data); missing ones are None.
+    With rounds, the behaviour metrics come from the moves (§9; a missing move counts as not
+    cooperating, AMBIG-3) and the comprehension rates from the player's answers (§7; answers are
+    re-scored from their text, so the options apply, and a game without any answer has empty
+    comprehension cells). Without rounds, the metrics are those of `summary` (a stored summary
+    event's data); missing ones are None.
     """
     if len(episode.players) != 2:
         raise StratagemError(
