@@ -34,7 +34,8 @@ def _choice(body: dict[str, Any]) -> str | None:
     fmt = body.get("response_format")
     if not isinstance(fmt, dict):
         return None
-    schema = fmt.get("json_schema", {}).get("schema") if "json_schema" in fmt else fmt.get("schema")
+    inner = fmt.get("json_schema")
+    schema = inner.get("schema") if isinstance(inner, dict) else fmt.get("schema")
     if not isinstance(schema, dict):
         return None
     prop = schema.get("properties", {}).get("choice")
@@ -47,7 +48,8 @@ def completion(body: dict[str, Any], serial: int) -> bytes:
     """The JSON of one `chat.completion` answering `body`."""
     label = _choice(body)
     content = TEXT_REPLY if label is None else json.dumps({"choice": label})
-    prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", ()))
+    messages = body.get("messages")
+    prompt_chars = len(json.dumps(messages)) if messages else 0
     prompt_tokens = max(1, prompt_chars // 4)
     completion_tokens = max(1, len(content) // 4)
     reply = {
@@ -125,8 +127,10 @@ class LatencyServer:
             return _http("404 Not Found", b'{"error":{"message":"not found"}}')
         try:
             request = json.loads(body)
-        except json.JSONDecodeError:
-            return _http("400 Bad Request", b'{"error":{"message":"body is not JSON"}}')
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            request = None
+        if not isinstance(request, dict):
+            return _http("400 Bad Request", b'{"error":{"message":"expected a JSON object"}}')
         self.requests += 1
         serial = self.requests
         await asyncio.sleep(self.latency)

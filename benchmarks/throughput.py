@@ -296,7 +296,7 @@ COMPONENTS = (
     ("selectors.py", "asyncio + sockets"),
     ("socket.py", "asyncio + sockets"),
     ("/sqlite3/", "sqlite3 (store, cache)"),
-    ("/typing.py", "typing (mostly the SDK's param transform)"),
+    ("/typing.py", "typing (SDK param transform)"),
     ("/dataclasses.py", "dataclasses + copy (asdict)"),
     ("/copy.py", "dataclasses + copy (asdict)"),
     ("/json/", "json"),

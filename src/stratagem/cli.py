@@ -261,6 +261,26 @@ def status(
             _print_cells(db, experiment.id)
 
 
+@app.command()
+def report(
+    directory: Annotated[
+        Path, typer.Argument(help="An experiment's output directory, or its stratagem.db file.")
+    ],
+    experiment: Annotated[
+        str | None, typer.Option(help="The experiment, when the store holds several.")
+    ] = None,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="HTML file to write (default: report-<experiment>.html there)."),
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report (tables, plots, methods) of a stored experiment."""
+    from stratagem.analysis.report import build_report
+
+    path = build_report(directory, experiment_id=experiment, out_path=out_file)
+    out.print(str(path), highlight=False, soft_wrap=True)
+
+
 def _print_cells(db: ResultStore, experiment: str) -> None:
     from stratagem.analysis.cells import cell_table
 
@@ -275,7 +295,7 @@ def _print_cells(db: ResultStore, experiment: str) -> None:
     for c in cells:
         table.add_row(
             c.model, c.agent, c.game, c.opponent, str(c.rounds), str(c.episodes),
-            f"{c.score:.1f}", f"{c.opponent_score:.1f}", f"{c.cooperation:.2f}",
+            f"{c.score:.1f}", f"{c.opponent_score:.1f}", "-" if c.cooperation is None else f"{c.cooperation:.2f}",
             f"{c.invalid_rate:.2f}",
         )  # fmt: skip
     out.print(table)

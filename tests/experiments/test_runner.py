@@ -130,9 +130,11 @@ def test_run_records_every_round_and_call_then_resumes_for_free(
     summary = run_file(file)
     assert (summary.episodes, summary.finished, summary.failed, summary.skipped) == (2, 2, 0, 0)
     assert summary.stopped is None and summary.errors == []
-    # Both episodes open with the same request (same seed, same prompt): paid once, replayed once.
-    assert len(script.calls) == 5
-    assert (summary.calls, summary.cached_calls) == (6, 1)
+    # Both episodes open with the same prompt, but each episode has its own model seed (derived
+    # from its id), so they sample independently: every request is paid, none shared.
+    assert len(script.calls) == 6
+    assert len({c.seed for c in script.calls}) == 2
+    assert (summary.calls, summary.cached_calls) == (6, 0)
     db = tmp_path / "out" / STORE_FILE
     specs = {s.opponent: s.id for s in expand(load_config(file))}
     with ResultStore(db) as store:
@@ -155,21 +157,21 @@ def test_run_records_every_round_and_call_then_resumes_for_free(
                 c.input_tokens + c.output_tokens  # type: ignore[operator]
                 for c in calls
             ]
-        assert sum(not c.cached for c in store.llm_calls()) == 5
+        assert sum(not c.cached for c in store.llm_calls()) == 6
     with ResponseCache(tmp_path / "out" / CACHE_FILE) as cache:
-        assert len(cache) == 5
+        assert len(cache) == 6
 
     before = rounds_by_episode(db)
     again = run_file(file)
     assert (again.skipped, again.finished, again.calls) == (2, 0, 0)
-    assert len(script.calls) == 5  # not one provider call
+    assert len(script.calls) == 6  # not one provider call
     assert rounds_by_episode(db) == before
 
     # A new seed: only its two episodes are played, each of its requests paid once.
     write_config(file, seeds=[0, 1])
     grown = run_file(file)
     assert (grown.episodes, grown.skipped, grown.finished) == (4, 2, 2)
-    assert len(script.calls) == 10
+    assert len(script.calls) == 12
     after = rounds_by_episode(db)
     assert len(after) == 4 and {k: after[k] for k in before} == before
 

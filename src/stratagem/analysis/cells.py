@@ -25,8 +25,9 @@ class Cell:
     score: float
     """Mean total payoff of player 0 per episode."""
     opponent_score: float
-    cooperation: float
-    """Share of player 0's valid moves that were the first (cooperative) action."""
+    cooperation: float | None
+    """Share of player 0's valid moves that were the first (cooperative) action; None if it made
+    no valid move."""
     invalid_rate: float
     """Share of player 0's moves that were invalid."""
 
@@ -71,7 +72,7 @@ def cell_table(store: ResultStore, experiment_id: str, player: int = 0) -> list[
                 model, agent, game, opponent, rounds, len(rows),
                 score=mean(r[0] for r in rows),
                 opponent_score=mean(r[1] for r in rows),
-                cooperation=sum(r[2] for r in rows) / valid if valid else 0.0,
+                cooperation=sum(r[2] for r in rows) / valid if valid else None,
                 invalid_rate=sum(r[4] for r in rows) / moves if moves else 0.0,
             )
         )  # fmt: skip

@@ -36,10 +36,12 @@ from stratagem.experiments.store import (
     ResultStore,
     RoundRecord,
 )
-from stratagem.experiments.thesis_import import NO_ATTITUDE, SUMMARY_EVENT
+from stratagem.experiments.thesis_import import ARCH_BY_KIND, NO_ATTITUDE, SUMMARY_EVENT
 
 TEMPLATE = "report.html.j2"
 TEMPLATES = Path(__file__).parent / "templates"
+
+NO_GAMES = "No finished games yet, so there is nothing to show here."
 
 MIN_IMPORTANCE_GAMES = 8
 """Fewer games than this per architecture and model make a random forest meaningless: skipped."""
@@ -79,10 +81,10 @@ METRIC_NAMES: dict[str, str] = {
 
 QUESTION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("CR1", "Q1\nnext move"),
-    ("CR2", "Q2\nrounds so far"),
-    ("CR3M", "Q3\nmax years"),
-    ("CR3m", "Q3\nmin years"),
-    ("CR4", "Q4\ntotal years"),
+    ("CR2", "Q2\nrounds"),
+    ("CR3M", "Q3\nmax"),
+    ("CR3m", "Q3\nmin"),
+    ("CR4", "Q4\ntotal"),
 )
 
 GLOSSARY: tuple[tuple[str, str], ...] = (
@@ -494,7 +496,7 @@ class _Builder:
         values = []
         for e in self.episodes:
             n = e.spec.get("rounds")
-            values.append(int(n) if _is_number(n) else len(e.rounds))
+            values.append(int(n) if isinstance(n, int | float) else len(e.rounds))
         return _ordered(values)
 
     def source(self) -> str:
@@ -561,13 +563,17 @@ class _Builder:
 
     def methods(self) -> Section:
         section = Section("methods", "Methods")
+        players = (
+            "the LLM agent (player 0) and a fixed rule-based opponent (player 1)"
+            if self.models() or not self.episodes
+            else "the two players"
+        )
         section.blocks.append(
             Paragraph(
-                "Each game is a repeated two-player game: the LLM agent (player 0) and a fixed "
-                "rule-based opponent (player 1) choose their actions at the same time every "
-                "round, and both see the history of earlier rounds. The settings below come from "
-                "the stored experiment; every number in this report is computed from the stored "
-                "games."
+                f"Each game is a repeated game: {players} choose their actions at the same time "
+                "every round, and both see the history of earlier rounds. The settings below come "
+                "from the stored experiment; every number in this report is computed from the "
+                "stored games."
             )
         )
         section.blocks.append(Definitions(tuple(self._settings()), compact=True))
@@ -609,7 +615,7 @@ class _Builder:
         repetitions = config.get("repetitions")
         if not _is_number(repetitions):
             reps = [e.spec.get("repetition") for e in self.episodes]
-            known = [int(r) for r in reps if _is_number(r)]
+            known = [int(r) for r in reps if isinstance(r, int | float)]
             repetitions = max(known) + 1 if known else 1
         items = [
             ("Source", self.source()),
@@ -660,7 +666,7 @@ class _Builder:
         rows = []
         for key, agent in groups.items():
             kind = str(agent.get("kind") or "plain")
-            arch = thesis.ARCH_BY_KIND.get(kind, kind)
+            arch = ARCH_BY_KIND.get(kind, kind)
             invalid = agent.get("invalid")
             others = {k: v for k, v in agent.items() if k not in shown and v is not None}
             rows.append(
@@ -734,7 +740,12 @@ class _Builder:
             "How many games finished, failed, or were still running or waiting when the report "
             "was made; only finished games enter the results.",
             ("", "Finished", "Failed", "Running", "Pending"),
-            [("Episodes", *(counts.get(s, 0) for s in ("finished", "failed", "running", "pending")))],
+            [
+                (
+                    "Episodes",
+                    *(counts.get(s, 0) for s in ("finished", "failed", "running", "pending")),
+                )
+            ],
             fold=False,
         )
         calls_table = make_table(
@@ -852,6 +863,9 @@ class _Builder:
 
     def cells(self) -> Section:
         section = Section("cells", "Results per setting")
+        if not self.episodes:
+            section.blocks.append(Note(NO_GAMES))
+            return section
         if not self.with_rounds:
             section.blocks.append(
                 Note(
@@ -864,7 +878,9 @@ class _Builder:
         rows = [
             (
                 c.model, c.agent, c.game, c.opponent, c.rounds, c.episodes, c.score,
-                c.opponent_score, c.cooperation,
+                c.opponent_score,
+                # No valid move at all: the cooperation rate is undefined, not 0.
+                c.cooperation,
                 CellView(f"{c.invalid_rate:.2f}", "num warn" if c.invalid_rate > 0 else "num"),
             )
             for c in table
@@ -881,18 +897,19 @@ class _Builder:
                 rows,
                 legend="Score: the agent's total payoff per game (opponent's in Opp. score). "
                 "Cooperation: share of the agent's valid moves that were the game's first "
-                "(cooperative) action. Invalid rate: share of its moves that were invalid.",
+                "(cooperative) action, a dash when it made none. Invalid rate: share of its "
+                "moves that were invalid.",
                 fold=len(rows) > LONG_RESULTS,
             )
         )  # fmt: skip
         return section
 
-    # -- thesis-shaped tables ------------------------------------------------------------------------
+    # -- thesis-shaped tables ----------------------------------------------------------------------
 
     def build_dataset(self) -> None:
         """The per-game metrics (seed-001 §8.2), when every game is a 2x2 game with an LLM agent."""
         if not self.episodes:
-            self.dataset_note = "No finished games."
+            self.dataset_note = NO_GAMES
             return
         if not all(e.llm_first for e in self.episodes):
             self.dataset_note = (
@@ -955,9 +972,7 @@ class _Builder:
     def thesis_section(self) -> Section:
         section = Section("study-tables", "Comprehension and behaviour (study tables)")
         if not self.dataset:
-            section.blocks.append(
-                Note(self.dataset_note or "No game has metrics to aggregate.")
-            )
+            section.blocks.append(Note(self.dataset_note or "No game has metrics to aggregate."))
             return section
         section.blocks.append(
             Paragraph(
@@ -971,7 +986,14 @@ class _Builder:
         tables = thesis.thesis_tables(self.dataset, sfem=fits)
         if not tables:
             section.blocks.append(Note("No game has metrics to aggregate."))
-        elif not any(key.startswith("comprehension/") for key in tables):
+        if self._invalid_totals()[1]:
+            section.blocks.append(
+                Note(
+                    "In these tables an invalid (missing) move counts as not cooperating, as in "
+                    "the study; the per-setting table above counts valid moves only."
+                )
+            )
+        if tables and not any(key.startswith("comprehension/") for key in tables):
             section.blocks.append(
                 Note(
                     "No comprehension answers are stored (the agents were not asked the four "
@@ -1046,14 +1068,12 @@ class _Builder:
             fold=False,
         )
 
-    # -- plots ---------------------------------------------------------------------------------------
+    # -- plots -------------------------------------------------------------------------------------
 
     def plots_section(self) -> Section:
         section = Section("plots", "Plots")
         if not self.dataset:
-            section.blocks.append(
-                Note(self.dataset_note or "No per-game metrics to plot.")
-            )
+            section.blocks.append(Note(self.dataset_note or "No per-game metrics to plot."))
             return section
         rows = self.dataset
         archs = list(dict.fromkeys(str(r["Arch"]) for r in rows))
@@ -1116,7 +1136,9 @@ class _Builder:
                     x_order=[label for _, label in QUESTION_COLUMNS], hue_order=arch_order,
                     legend="architecture",
                     caption="Mean share of rounds in which each architecture answered each "
-                    "comprehension question correctly.",
+                    "comprehension question correctly (Q1 the opponent's next move, Q2 the rounds "
+                    "played, Q3 the most and fewest years one round can bring, Q4 the total "
+                    "years so far).",
                 )
             )  # fmt: skip
         long_b = [
@@ -1174,10 +1196,13 @@ class _Builder:
         shown = f"{context}: {title[0].lower()}{title[1:]}" if context else title
         return _plot(plots.figure_png(figure, dpi=130), shown, caption)
 
-    # -- SFEM ----------------------------------------------------------------------------------------
+    # -- SFEM --------------------------------------------------------------------------------------
 
     def sfem_section(self) -> Section:
         section = Section("sfem", "Which strategy does the agent play? (SFEM)")
+        if not self.episodes:
+            section.blocks.append(Note(NO_GAMES))
+            return section
         if not self.with_rounds:
             section.blocks.append(
                 Note(
@@ -1222,8 +1247,12 @@ class _Builder:
                 ("Architecture", "Model", "Games", "Rounds", "Assigned strategy", "φ", "Match",
                  "β"),
                 overview,
-                legend="Strategies in brackets make exactly the same moves on these games, so "
-                "the data cannot tell them apart.",
+                legend=(
+                    "Strategies after “=” make exactly the same moves on these games, so the "
+                    "data cannot tell them apart."
+                    if any(len(fit.equivalent) > 1 for fit in self.sfem_fits.values())
+                    else ""
+                ),
                 fold=False,
             )
         )  # fmt: skip
@@ -1248,7 +1277,7 @@ class _Builder:
         section.blocks.append(TableGrid(tuple(details)))
         return section
 
-    # -- feature importance --------------------------------------------------------------------------
+    # -- feature importance ------------------------------------------------------------------------
 
     def importance_section(self) -> Section:
         section = Section("importance", "Which settings drive behaviour? (feature importance)")
@@ -1263,6 +1292,7 @@ class _Builder:
         summary = []
         grids: list[Block] = []
         skipped = []
+        flat: list[str] = []
         arch_order = list(dict.fromkeys(str(r["Arch"]) for r in self.dataset))
         ordered = sorted(
             groups.items(),
@@ -1292,9 +1322,11 @@ class _Builder:
                 skipped.append(label)
                 continue
             summary.append(cells)
-            if cr_result is not None:
+            if cr_result is not None and max(cr_result.mean_abs_shap().values()) >= 0.005:
                 grids.append(Heading(label))
                 grids.append(PlotGrid(self._shap_plots(cr_result, label)))
+            elif cr_result is not None:
+                flat.append(label)
         if not summary:
             section.blocks.append(
                 Note(
@@ -1334,6 +1366,13 @@ class _Builder:
             )
         )
         section.blocks.extend(grids)
+        if flat:
+            section.blocks.append(
+                Note(
+                    f"No plots for {_list(flat)}: the cooperation rate hardly changes with the "
+                    "settings, so every SHAP value is close to zero."
+                )
+            )
         if skipped:
             section.blocks.append(
                 Note(
@@ -1348,17 +1387,17 @@ class _Builder:
         bar = importance.shap_bar_figure(result, title="Importance for the cooperation rate")
         violin = importance.shap_violin_figure(result, title="SHAP values for the cooperation rate")
         for figure in (bar, violin):
-            width, height = figure.get_size_inches()
+            _, height = figure.get_size_inches()
             figure.set_size_inches(6.2, max(height, 3.2))
         for ax in violin.axes:
             # The legend goes under the plot, so the half-width panel keeps its plotting area.
             legend = ax.get_legend()
             if legend is not None:
-                handles = list(legend.legend_handles)
+                handles = [h for h in legend.legend_handles if h is not None]
                 labels = [text.get_text() for text in legend.get_texts()]
                 legend.remove()
                 ax.legend(
-                    handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+                    handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2,
                     frameon=False, fontsize=9,
                 )  # fmt: skip
         return (
@@ -1394,9 +1433,7 @@ class _Builder:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        return environment.get_template(TEMPLATE).render(
-            header=self.header(), sections=sections
-        )
+        return environment.get_template(TEMPLATE).render(header=self.header(), sections=sections)
 
 
 def _last_reply(data: Any) -> str:

@@ -227,7 +227,10 @@ class Runner:
             game_payoffs=stage.payoffs.tolist(),
         )
         store.start_episode(spec.id)
-        seed = spec.seed * 1_000 + spec.repetition
+        # Derived from the episode id, so no two episodes share a model seed: two episodes whose
+        # prompts happen to coincide (round 1 against different opponents) still sample
+        # independently instead of replaying one cached answer.
+        seed = int(spec.id[:8], 16)
         agent: Agent = PlainLLMAgent(
             client,
             Prompter(spec.agent.framing, spec.agent.output, spec.agent.history),
