@@ -293,10 +293,10 @@ def _print_cells(db: ResultStore, experiment: str) -> None:
     for column in ("score", "opp. score", "cooperation", "invalid"):
         table.add_column(column, justify="right")
     for c in cells:
+        cooperation = "-" if c.cooperation is None else f"{c.cooperation:.2f}"
         table.add_row(
             c.model, c.agent, c.game, c.opponent, str(c.rounds), str(c.episodes),
-            f"{c.score:.1f}", f"{c.opponent_score:.1f}", "-" if c.cooperation is None else f"{c.cooperation:.2f}",
-            f"{c.invalid_rate:.2f}",
+            f"{c.score:.1f}", f"{c.opponent_score:.1f}", cooperation, f"{c.invalid_rate:.2f}",
         )  # fmt: skip
     out.print(table)
 
