@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from stratagem.errors import StratagemError
 
@@ -64,7 +71,19 @@ class AgentEntry(Strict):
     """An LLM agent architecture and its prompt settings."""
 
     name: str = "plain"
-    kind: Literal["plain"] = "plain"
+    kind: Literal["plain", "tool", "debate"] = "plain"
+    """plain: one model call per decision; tool: a lawyer tool (seed-001 §6.2); debate: a suspect
+    and a lawyer talk until a decision (seed-001 §6.3)."""
+    attitude: Literal["cooperate", "defect", "compute"] | None = None
+    """The lawyer's suggested decision (seed-001 §4.2); only tool and debate agents have one."""
+    questions: bool = False
+    """Ask seed-001's four comprehension questions after every round (§7)."""
+    memory: Literal["fresh", "episode"] = "fresh"
+    """Tool and debate agents: a fresh conversation per decision, or one kept for the episode."""
+    max_turns: int = Field(6, ge=1)
+    """Debate agents: the turn cap of one debate (seed-001 AMBIG-5)."""
+    max_tool_calls: int = Field(2, ge=0)
+    """Tool agents: tool calls allowed per decision."""
     framing: str = "neutral"
     """A prompt framing: neutral, prisoner (seed-001) or counterfactual (seed-003)."""
     output: Literal["choice", "json", "tag"] = "choice"
@@ -76,6 +95,14 @@ class AgentEntry(Strict):
     default:<label>; either way the round is recorded as invalid."""
     temperature: float | None = Field(None, ge=0)
     max_tokens: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _attitude_fits_kind(self) -> AgentEntry:
+        if self.kind == "plain" and self.attitude is not None:
+            raise ValueError("attitude: plain agents take no attitude (tool and debate agents do)")
+        if self.kind != "plain" and self.attitude is None:
+            raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
+        return self
 
     @field_validator("invalid")
     @classmethod

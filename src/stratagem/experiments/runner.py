@@ -18,11 +18,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from stratagem.agents.base import Agent
+from stratagem.agents.debate_agent import DebateAgent
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
+from stratagem.agents.questions import ask_questions
 from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.agents.tool_agent import ToolAgent
 from stratagem.errors import StratagemError
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
 from stratagem.experiments.store import ResultStore
@@ -231,14 +234,7 @@ class Runner:
         # prompts happen to coincide (round 1 against different opponents) still sample
         # independently instead of replaying one cached answer.
         seed = int(spec.id[:8], 16)
-        agent: Agent = PlainLLMAgent(
-            client,
-            Prompter(spec.agent.framing, spec.agent.output, spec.agent.history),
-            max_reasks=spec.agent.max_reasks,
-            invalid=spec.agent.invalid,
-            temperature=spec.agent.temperature,
-            max_tokens=spec.agent.max_tokens,
-        )
+        agent = _make_agent(spec.agent, client)
         opponent: Agent = StrategyAgent(get_strategy(spec.opponent))
         agent.reset(seed, spec.id)
         opponent.reset(seed, spec.id)
@@ -269,7 +265,37 @@ class Runner:
                     )  # fmt: skip
             await agent.observe(state.observation(0), events)
             await opponent.observe(state.observation(1), events)
+            if spec.agent.questions:
+                for answer in await ask_questions(agent, state.observation(0)):
+                    store.add_answer(
+                        spec.id, t, 0, answer.question_id, answer.raw,
+                        question=answer.question,
+                        parsed={"value": answer.parsed, "relevant": answer.relevant},
+                    )  # fmt: skip
         store.finish_episode(spec.id, list(state.payoffs()))
+
+
+def _make_agent(entry: AgentEntry, client: ModelClient) -> PlainLLMAgent | ToolAgent | DebateAgent:
+    """The LLM agent an agent entry describes (seed-001 §6: plain, tool or debate)."""
+    common: dict[str, Any] = {
+        "max_reasks": entry.max_reasks,
+        "invalid": entry.invalid,
+        "temperature": entry.temperature,
+        "max_tokens": entry.max_tokens,
+    }
+    if entry.kind == "plain":
+        return PlainLLMAgent(client, Prompter(entry.framing, entry.output, entry.history), **common)
+    assert entry.attitude is not None  # the config validator guarantees it
+    prompter = Prompter(entry.framing, "json", "prompt")
+    if entry.kind == "tool":
+        return ToolAgent(
+            client, entry.attitude, prompter, max_tool_calls=entry.max_tool_calls,
+            memory=entry.memory, **common,
+        )  # fmt: skip
+    return DebateAgent(
+        client, entry.attitude, prompter, max_turns=entry.max_turns, memory=entry.memory,
+        **common,
+    )  # fmt: skip
 
 
 def _usage_text(s: RunSummary) -> str:
