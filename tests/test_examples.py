@@ -1,0 +1,26 @@
+"""Every example config validates and expands to the grid its comments promise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stratagem.experiments.config import load_config
+from stratagem.experiments.grid import expand
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("name", "episodes"),
+    [
+        ("quickstart.yaml", 9),
+        ("openai-compatible.yaml", 18),
+        ("anthropic.yaml", 18),
+        ("thesis.yaml", 252),  # seed-001 §4.6: the thesis' 252 games
+        ("thesis-local.yaml", 126),
+    ],
+)
+def test_example_expands(name: str, episodes: int) -> None:
+    assert len(expand(load_config(EXAMPLES / name))) == episodes
