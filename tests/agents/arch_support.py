@@ -3,7 +3,7 @@ an episode loop that asks the comprehension questions after every round, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 from stratagem.agents import Agent, Decision, StrategyAgent
@@ -65,9 +65,14 @@ class Episode:
 
 
 async def play_with_questions(
-    agent: Agent, game: str = "dilemma", rounds: int = 2, seed: int = 0
+    agent: Agent,
+    game: str = "dilemma",
+    rounds: int = 2,
+    seed: int = 0,
+    ask_after: Container[int] | None = None,
 ) -> Episode:
-    """The runner's loop for seed-001: act, apply (invalid moves forfeit), ask the 4 questions."""
+    """The runner's loop for seed-001: act, apply (invalid moves forfeit), then ask the four
+    questions after every round (or only after the rounds in `ask_after`, to save time)."""
     opponent = StrategyAgent(TitForTat())
     agent.reset(seed, "ep")
     opponent.reset(seed, "ep")
@@ -80,6 +85,7 @@ async def play_with_questions(
         assert isinstance(nxt, RepeatedState)
         state = nxt
         episode.decisions.append(mine)
-        episode.answers.append(await ask_questions(agent, state.observation(0)))
+        if ask_after is None or len(state.history) in ask_after:
+            episode.answers.append(await ask_questions(agent, state.observation(0)))
     episode.state = state
     return episode

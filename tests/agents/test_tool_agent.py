@@ -365,16 +365,16 @@ def test_real_model_plays_two_rounds_and_answers() -> None:
     from stratagem.llm.registry import ModelConfig
 
     client = build_client(ModelConfig(model="local/gemma-3-270m"))
-    agent = ToolAgent(client, "cooperate", max_tokens=24, max_reasks=1)
+    agent = ToolAgent(client, "cooperate", max_tokens=16, max_reasks=0)
     started = time.perf_counter()
-    episode = asyncio.run(play_with_questions(agent, "dilemma", rounds=2))
+    episode = asyncio.run(play_with_questions(agent, "dilemma", rounds=2, ask_after={2}))
     elapsed = time.perf_counter() - started
     assert len(episode.decisions) == 2
     for decision in episode.decisions:
         assert decision.action in ("cooperate", "defect") if decision.valid else decision.error
     assert [[a.question_id for a in answers] for answers in episode.answers] == [
         ["Q1", "Q2", "Q3", "Q4"]
-    ] * 2
+    ]
     for answers in episode.answers:
         for a in answers:
             assert a.relevant == (a.parsed is not None)
@@ -382,6 +382,6 @@ def test_real_model_plays_two_rounds_and_answers() -> None:
     print(
         f"tool agent, 270M: {sum(d.valid for d in episode.decisions)}/2 valid, "
         f"{sum(bool(d.extra['tool_called']) for d in episode.decisions)}/2 called the tool, "
-        f"{sum(a.relevant for answers in episode.answers for a in answers)}/8 answers readable, "
+        f"{sum(a.relevant for answers in episode.answers for a in answers)}/4 answers readable, "
         f"{elapsed:.1f} s"
     )
