@@ -146,10 +146,15 @@ class Answer:
 
 
 def answer_schema(key: str = ANSWER_KEY) -> dict[str, Any]:
-    """The JSON schema of `{"ANSWER": "<text>"}`, for providers that constrain output."""
+    """The JSON schema of `{"ANSWER": "<text>"}`, for providers that constrain output.
+
+    The text is one line without angle brackets, quotes or backslashes: no answer needs them,
+    and it keeps a constrained model from copying the prompt's `<YOUR_ANSWER>` placeholder,
+    which is never a valid answer.
+    """
     return {
         "type": "object",
-        "properties": {key: {"type": "string"}},
+        "properties": {key: {"type": "string", "pattern": r"^[^<>\"\\\n]+$"}},
         "required": [key],
         "additionalProperties": False,
     }

@@ -14,14 +14,19 @@ Gemma 3 270M is a base model, so chat messages are rendered completion-style as 
 
 One `Llama` object is loaded per process for each (file, context size, threads) and shared by
 every provider using it; llama.cpp is synchronous, so generations run in a worker thread, one at a
-time per model. llama-cpp-python keeps the KV cache of the previous evaluation and re-evaluates only
-the tokens after the longest common prefix, so the rounds of a game whose transcript only grows
-cost only their new tokens. `LocalProvider.stats` counts prompt tokens submitted and actually
-evaluated; `params={"kv_reuse": False}` resets the cache before every call, for comparison.
+time per model. Decoding is `local_decoding.generate`: llama.cpp evaluates, stratagem samples, so
+the grammar only tests the few candidates sampling can pick, text the grammar forces is appended
+without sampling, and a constrained reply ends as soon as it is complete (`reply_complete`).
+Only the tokens after the longest prefix shared with the live KV cache, or with one of the saved
+states of recent calls (`local_slots`), are evaluated, so a transcript that only grows costs only
+its new tokens even when several conversations interleave. `LocalProvider.stats` counts prompt
+tokens submitted and actually evaluated; `params={"kv_reuse": False}` resets the cache before
+every call, for comparison.
 
-Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `kv_reuse` (True), `seed` (0, the
-base seed when a request has none), `temperature` (0.8 when a request has none), `max_tokens`
-(256 when a request has none), `top_k` (40), `top_p` (0.95), `repeat_penalty` (1.0).
+Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `kv_reuse` (True), `kv_slots`
+(16 saved states), `seed` (0, the base seed when a
+request has none), `temperature` (0.8 when a request has none), `max_tokens` (256 when a request
+has none), `top_k` (40), `top_p` (0.95), `min_p` (0.05), `repeat_penalty` (1.0).
 """
 
 from __future__ import annotations
@@ -36,13 +41,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stratagem.llm.errors import PermanentError
 from stratagem.llm.providers._common import check_params
+from stratagem.llm.providers.local_decoding import Sampling, generate
+from stratagem.llm.providers.local_slots import KVSlots
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -56,6 +63,8 @@ EMBEDDED_MODEL = "gemma-3-270m"
 DEFAULT_N_CTX = 4096
 DEFAULT_N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
+DEFAULT_KV_SLOTS = 16
+"""Saved KV states kept per loaded model (local_slots): about 10 MB each for a 600-token prompt."""
 DEFAULT_TEMPERATURE = 0.8
 
 _STOP = ["\nUser:", "\nAssistant:", "\nTool result"]
@@ -142,6 +151,7 @@ def build_grammar(request: Request) -> str | None:
     """The GBNF grammar that forces a legal reply to `request`, or None if it is free text.
 
     Every grammar allows one leading space, the natural token boundary after the `Assistant:` cue.
+    JSON is compact (no spaces between its tokens), so its structure is forced, not sampled.
     Rule names other than `root` are prefixed `st-` or come from the schema converter under the
     `st-json`/`st-call` prefixes, so they cannot collide.
     """
@@ -181,7 +191,37 @@ def build_grammar(request: Request) -> str | None:
     else:
         return None
     rules = converter.format_grammar()  # type: ignore[no-untyped-call]
+    # Compact JSON: without the optional spaces between JSON tokens, a reply's structure (braces,
+    # keys, colons) is forced character by character and costs no sampling (local_decoding).
+    rules = "\n".join(
+        'space ::= ""' if line.startswith("space ::=") else line for line in rules.splitlines()
+    )
     return "\n".join([root, *extra, rules]) if rules else "\n".join([root, *extra])
+
+
+def reply_complete(request: Request) -> Callable[[str], bool] | None:
+    """When a constrained reply is whole, so decoding stops there instead of letting the model
+    pad it with the whitespace the grammar still allows: a label no longer label extends, a
+    complete JSON value (schemas and tool calls), or the newline of a plain one-line answer."""
+    labels = tuple(request.choices or ())
+
+    def done(text: str) -> bool:
+        reply = text.strip()
+        if reply.startswith("{"):
+            try:
+                json.loads(reply)
+            except json.JSONDecodeError:
+                return False
+            return True
+        if labels:
+            return reply in labels and not any(
+                label != reply and label.startswith(reply) for label in labels
+            )
+        return bool(request.tools) and text.endswith("\n")
+
+    if not labels and request.json_schema is None and not request.tools:
+        return None
+    return done
 
 
 def parse_reply(text: str, request: Request) -> tuple[str, tuple[ToolCall, ...]]:
@@ -238,9 +278,8 @@ def resolve_model_path(name: str) -> Path:
 @dataclass
 class _Loaded:
     llm: Llama
-    evals: list[int]
-    """Tokens decoded by each `eval` since the counter was last cleared."""
     lock: threading.Lock
+    slots: KVSlots
 
 
 _LOADED: dict[tuple[str, int, int], _Loaded] = {}
@@ -255,25 +294,16 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> _Loaded:
         if loaded is None:
             from llama_cpp import Llama
 
-            evals: list[int] = []
-
-            class _CountingLlama(Llama):
-                """Records how many tokens each eval decodes: the proof of KV-cache reuse."""
-
-                def eval(self, tokens: Sequence[int]) -> None:
-                    evals.append(len(tokens))
-                    super().eval(tokens)
-
             try:
                 with _quiet_stderr() as log:
-                    llm = _CountingLlama(
+                    llm = Llama(
                         model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False,
                         seed=0,
                     )  # fmt: skip
             except (ValueError, RuntimeError) as exc:
                 detail = "".join(log).strip().splitlines()[-1:] or [""]
                 raise PermanentError(f"cannot load GGUF model {path}: {exc} {detail[0]}") from None
-            loaded = _Loaded(llm, evals, threading.Lock())
+            loaded = _Loaded(llm, threading.Lock(), KVSlots(DEFAULT_KV_SLOTS))
             _LOADED[key] = loaded
         return loaded
 
@@ -340,11 +370,13 @@ class LocalProvider:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int = DEFAULT_N_THREADS,
         kv_reuse: bool = True,
+        kv_slots: int = DEFAULT_KV_SLOTS,
         seed: int = 0,
         temperature: float = DEFAULT_TEMPERATURE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         top_k: int = 40,
         top_p: float = 0.95,
+        min_p: float = 0.05,
         repeat_penalty: float = 1.0,
     ) -> None:
         self.model = model
@@ -353,11 +385,13 @@ class LocalProvider:
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.kv_reuse = kv_reuse
+        self.kv_slots = kv_slots
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.top_k = top_k
         self.top_p = top_p
+        self.min_p = min_p
         self.repeat_penalty = repeat_penalty
         self.stats = LocalStats()
 
@@ -369,51 +403,55 @@ class LocalProvider:
 
     def complete_sync(self, request: Request, sample: int) -> Response:
         """The blocking generation; `complete` runs it in a worker thread."""
-        from llama_cpp.llama_grammar import LlamaGrammar
-
         prompt = render_prompt(request.messages, request.tools)
         try:
-            grammar_text = build_grammar(request)
+            grammar = build_grammar(request)
         except Exception as exc:  # the converter raises assorted errors on schemas it cannot do
             raise PermanentError(
                 f"{self.model}: cannot turn the request's JSON schema into a grammar: {exc!r}"
             ) from None
-        grammar = (
-            None if grammar_text is None else LlamaGrammar.from_string(grammar_text, verbose=False)
-        )
         base_seed = self.seed if request.seed is None else request.seed
-        seed = (base_seed + sample) % _SEED_MODULUS
-        temperature = self.temperature if request.temperature is None else request.temperature
+        sampling = Sampling(
+            temperature=self.temperature if request.temperature is None else request.temperature,
+            top_k=self.top_k,
+            top_p=self.top_p,
+            min_p=self.min_p,
+            repeat_penalty=self.repeat_penalty,
+            seed=(base_seed + sample) % _SEED_MODULUS,
+        )
         max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
 
         loaded = self._loaded()
         with loaded.lock:
             started = time.perf_counter()
+            llm = loaded.llm
             if not self.kv_reuse:
-                loaded.llm.reset()  # type: ignore[no-untyped-call]
-            loaded.evals.clear()
-            try:
-                out = loaded.llm.create_completion(
-                    prompt,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    top_k=self.top_k,
-                    top_p=self.top_p,
-                    repeat_penalty=self.repeat_penalty,
-                    seed=seed,
-                    stop=[] if grammar is not None else _STOP,
-                    grammar=grammar,
-                    stream=False,
+                llm.reset()  # type: ignore[no-untyped-call]
+                loaded.slots.clear()
+            loaded.slots.capacity = self.kv_slots
+            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+            if len(tokens) >= self.n_ctx:
+                raise PermanentError(
+                    f"{self.model}: the prompt has {len(tokens)} tokens, more than the context "
+                    f"window of {self.n_ctx} (raise params.n_ctx)"
                 )
-            except ValueError as exc:  # e.g. the prompt does not fit in n_ctx
+            try:
+                out = generate(
+                    llm,
+                    tokens,
+                    max_tokens=min(max_tokens, self.n_ctx - len(tokens)),
+                    sampling=sampling,
+                    grammar=grammar,
+                    done=reply_complete(request),
+                    stop=[] if grammar is not None else _STOP,
+                    slots=loaded.slots if self.kv_reuse else None,
+                )
+            except ValueError as exc:  # a grammar llama.cpp rejects, or one that allows nothing
                 raise PermanentError(f"{self.model}: {exc}") from None
             latency = time.perf_counter() - started
-            evaluated = loaded.evals[0] if loaded.evals else 0
-        if not isinstance(out, dict):  # pragma: no cover - stream=False returns a dict
-            raise PermanentError(f"{self.model}: unexpected streamed completion")
-        usage = Usage(out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"])
-        self._count(usage, evaluated)
-        text, calls = parse_reply(str(out["choices"][0]["text"]), request)
+        usage = Usage(out.prompt_tokens, len(out.tokens))
+        self._count(usage, out.evaluated)
+        text, calls = parse_reply(out.text, request)
         return Response(
             text=text, tool_calls=calls, usage=usage, latency_s=latency, model=self.model
         )
@@ -443,11 +481,13 @@ def create(config: ModelConfig) -> LocalProvider:
         "n_ctx",
         "n_threads",
         "kv_reuse",
+        "kv_slots",
         "seed",
         "temperature",
         "max_tokens",
         "top_k",
         "top_p",
+        "min_p",
         "repeat_penalty",
     )
     return LocalProvider(config.model, **check_params(config.model, config.params, known))
