@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -306,15 +306,54 @@ StoreOption = Annotated[Path, typer.Option(help="The SQLite result store.")]
 
 @app.command("export")
 def export_(
-    file: Annotated[Path, typer.Argument(help="JSONL file to write.")],
+    file: Annotated[
+        Path, typer.Argument(help="JSONL file to write; a directory for --format thesis-csv.")
+    ],
     store: StoreOption = DEFAULT_STORE,
     experiment: Annotated[str | None, typer.Option(help="Only this experiment's episodes.")] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (episodes, docs/episode-format.md) or thesis-csv (seed-001 §8: one "
+            "15-column CSV per game, and the per-game dataset with Appendix A's columns).",
+        ),
+    ] = "jsonl",
+    scores: Annotated[
+        str, typer.Option(help="thesis-csv: cumulative scores in points or years.")
+    ] = "points",
 ) -> None:
-    """Export episodes as JSONL (format: docs/episode-format.md)."""
+    """Export episodes as JSONL (format: docs/episode-format.md) or as the thesis' CSV files."""
     _require_file(store, "store")
+    if fmt not in ("jsonl", "thesis-csv"):
+        raise StratagemError(f"--format: got '{fmt}', allowed: jsonl, thesis-csv")
+    if scores not in ("points", "years"):
+        raise StratagemError(f"--scores: got '{scores}', allowed: points, years")
     with ResultStore(store) as db:
+        if fmt == "thesis-csv":
+            _export_thesis_csv(db, file, experiment, "years" if scores == "years" else "points")
+            return
         count = export_episodes(db, file, experiment_id=experiment)
     out.print(f"exported {count} episodes to {file}")
+
+
+def _export_thesis_csv(
+    db: ResultStore, directory: Path, experiment: str | None, scores: Literal["points", "years"]
+) -> None:
+    from stratagem.analysis.thesis import thesis_dataset, write_dataset_csv, write_game_csvs
+
+    ids = [experiment] if experiment else [e.id for e in db.experiments()]
+    if experiment and experiment not in {e.id for e in db.experiments()}:
+        raise StratagemError(f"--experiment: no experiment '{experiment}' in the store")
+    for experiment_id in ids:
+        folder = directory / experiment_id if len(ids) > 1 else directory
+        games = write_game_csvs(db, experiment_id, folder / "games", scores=scores)
+        dataset = write_dataset_csv(thesis_dataset(db, experiment_id), folder / "dataset.csv")
+        out.print(
+            f"{experiment_id}: {len(games)} game CSVs under {folder / 'games'}, {dataset}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("import")

@@ -662,3 +662,28 @@ def test_per_game_raw_csv(played: ResultStore, tmp_path: Path) -> None:
 def test_unknown_experiment(played: ResultStore) -> None:
     with pytest.raises(StratagemError, match="unknown experiment 'nope'"):
         thesis_dataset(played, "nope")
+
+
+def test_export_command_writes_the_thesis_csvs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stratagem.cli import main
+
+    path = tmp_path / "stratagem.db"
+    with ResultStore(path) as db:
+        db.create_experiment("played", "played games")
+        _play(db, "row6", ROW6_AGENT, ["D"] * 10)
+    out_dir = tmp_path / "csv"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", "--format", "thesis-csv", str(out_dir), "--store", str(path)])
+    assert exit_info.value.code == 0
+    assert "played: 1 game CSVs" in capsys.readouterr().out
+    with (out_dir / "games/gpt-4o-mini/Plain_LLM/AlwaysDefect/NA/10/Dilemma.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == 10
+    with (out_dir / "dataset.csv").open(newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert (row["CR"], row["CR1"]) == ("0.30", "0.90")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", "--format", "xml", str(out_dir), "--store", str(path)])
+    assert exit_info.value.code == 2
+    assert "--format: got 'xml'" in capsys.readouterr().err

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from stratagem.agents.attitudes import Attitude, check_attitude
-from stratagem.agents.base import Agent, Decision, LLMClient
+from stratagem.agents.base import Decision, LLMClient
+from stratagem.agents.llm_agent import LLMAgent
 from stratagem.agents.memory import Memory, check_memory
 from stratagem.agents.parsing import (
     InvalidPolicy,
@@ -107,7 +108,7 @@ class DebateOutcome:
     error: str | None = None
 
 
-class DebateAgent(Agent):
+class DebateAgent(LLMAgent):
     """seed-001's debate architecture (`Assistant` in its data); see the module docstring."""
 
     def __init__(
@@ -131,30 +132,22 @@ class DebateAgent(Agent):
     ) -> None:
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise StratagemError(f"max_turns must be an integer >= 1, got {max_turns!r}")
-        if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or max_reasks < 0:
-            raise StratagemError(f"max_reasks must be an integer >= 0, got {max_reasks!r}")
-        self.client = client
-        self.lawyer_client = lawyer_client or client
         self.attitude = check_attitude(attitude)
+        super().__init__(
+            client, name=name or f"debate-{self.attitude}:{client.model}", max_reasks=max_reasks,
+            invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            constrain=constrain,
+        )  # fmt: skip
+        self.lawyer_client = lawyer_client or client
         self.prompter = prompter or Prompter("prisoner", output="json")
         self.max_turns = max_turns
         self.lawyer_may_end = lawyer_may_end
         self.final_ask = final_ask
-        self.max_reasks = max_reasks
-        self.invalid = InvalidPolicy.parse(invalid)
         self.memory = check_memory(memory)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.constrain = constrain
-        self.name = name or f"debate-{self.attitude}:{client.model}"
-        self._episode_id: str | None = None
-        self._episode_seed = 0
         self._history: list[Turn] = []
 
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
-        self._episode_seed = seed
-        self._episode_id = episode_id
+        super().reset(seed, episode_id)
         self._history = []
 
     @property
@@ -164,14 +157,14 @@ class DebateAgent(Agent):
 
     def system_prompts(self, observation: Observation) -> tuple[str, str]:
         """(suspect, lawyer) system prompts: only the lawyer's has sentences and attitude."""
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         return (
             self.prompter.render("debate_suspect.j2", obs),
             self.prompter.render("debate_lawyer.j2", obs, attitude=self.attitude),
         )
 
     async def act(self, observation: Observation) -> Decision:
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         assert obs.stage is not None
         if obs.legal is None:
             raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
@@ -197,7 +190,7 @@ class DebateAgent(Agent):
 
     async def answer(self, question: Question, observation: Observation) -> Answer:
         """A comprehension question, debated through Fig 2.14."""
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         init = self.prompter.render("debate_question.j2", obs, question=question.prompt)
         schema = answer_schema() if self.constrain else None
         context = question_context(self._episode_id, obs)
@@ -282,7 +275,7 @@ class DebateAgent(Agent):
         kwargs: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "seed": self._seed(),
+            "seed": self.request_seed(),
         }
         if schema is not None:
             kwargs["json_schema"] = schema
@@ -322,7 +315,7 @@ class DebateAgent(Agent):
             messages=tuple(view),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            seed=self._seed(),
+            seed=self.request_seed(),
         )
         responses = await client.generate(request, context)
         response = responses[0] if responses else Response("")
@@ -330,9 +323,6 @@ class DebateAgent(Agent):
         out.tokens += sum(r.usage.total for r in responses)
         out.raw.append(response.text)
         return response.text
-
-    def _seed(self) -> int:
-        return self.seed if self.seed is not None else self._episode_seed
 
     def _extra(self, out: DebateOutcome) -> dict[str, Any]:
         return {
@@ -355,16 +345,3 @@ def _view(me: Speaker, system: str, turns: Sequence[Turn]) -> list[Message]:
             continue
         messages.append(Message("assistant" if turn.speaker == me else "user", turn.content))
     return merge_messages(messages)
-
-
-def _repeated(observation: Observation, name: str) -> RepeatedObservation:
-    if not isinstance(observation, RepeatedObservation) or observation.stage is None:
-        raise StratagemError(
-            f"agent '{name}' plays repeated matrix games; got a {type(observation).__name__}"
-        )
-    if observation.stage.n_players != 2:
-        raise StratagemError(
-            f"agent '{name}' needs a 2-player game; '{observation.stage.name}' has "
-            f"{observation.stage.n_players} players"
-        )
-    return observation

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from stratagem.agents.base import Agent, Decision, LLMClient
+from stratagem.agents.base import Decision, LLMClient
+from stratagem.agents.llm_agent import LLMAgent
 from stratagem.agents.parsing import (
     PARSERS,
     InvalidPolicy,
@@ -50,14 +51,12 @@ def _newline_terminated(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-class PlainLLMAgent(Agent):
+class PlainLLMAgent(LLMAgent):
     """An LLM playing a repeated 2-player matrix game through one framing's prompts.
 
     `max_reasks` re-asks follow an invalid reply (seed-003 used 5 attempts in all, i.e. 4
     re-asks; `parsing.SEED003_MAX_REASKS`). `invalid` is the `InvalidPolicy` ("forfeit" or
-    "default:<label>"). `constrain=False` sends no `choices`/`json_schema`, for reproducing
-    studies whose models were not constrained. `seed` is sent with every request; if None, the
-    seed given to `reset` is used.
+    "default:<label>"); `seed` and `constrain` as in `LLMAgent`.
     """
 
     def __init__(
@@ -73,25 +72,17 @@ class PlainLLMAgent(Agent):
         constrain: bool = True,
         name: str | None = None,
     ) -> None:
-        if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or max_reasks < 0:
-            raise StratagemError(f"max_reasks must be an integer >= 0, got {max_reasks!r}")
-        self.client = client
+        super().__init__(
+            client, name=name or f"plain:{client.model}", max_reasks=max_reasks,
+            invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            constrain=constrain,
+        )  # fmt: skip
         self.prompter = prompter
-        self.max_reasks = max_reasks
-        self.invalid = InvalidPolicy.parse(invalid)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.constrain = constrain
-        self.name = name or f"plain:{client.model}"
         self.parser: Parser = PARSERS[prompter.output]()
-        self._episode_id: str | None = None
-        self._episode_seed = 0
         self._conversation: list[Message] = []
 
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
-        self._episode_seed = seed
-        self._episode_id = episode_id
+        super().reset(seed, episode_id)
         self._conversation = []
 
     @property
@@ -100,7 +91,7 @@ class PlainLLMAgent(Agent):
         return tuple(self._conversation)
 
     async def act(self, observation: Observation) -> Decision:
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         assert obs.stage is not None
         if obs.legal is None:
             raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
@@ -146,7 +137,7 @@ class PlainLLMAgent(Agent):
         """In chat mode, tell the model the result of the round just played."""
         if self.prompter.history != "chat" or not self._conversation:
             return
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         if obs.history:
             self._conversation.append(Message("user", self.prompter.result(obs)))
 
@@ -154,7 +145,7 @@ class PlainLLMAgent(Agent):
         kwargs: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "seed": self.seed if self.seed is not None else self._episode_seed,
+            "seed": self.request_seed(),
         }
         if self.constrain and self.prompter.output == "choice":
             kwargs["choices"] = tuple(labels)
@@ -177,16 +168,3 @@ class PlainLLMAgent(Agent):
 
 def _same(text: str) -> str:
     return text
-
-
-def _repeated(observation: Observation, name: str) -> RepeatedObservation:
-    if not isinstance(observation, RepeatedObservation) or observation.stage is None:
-        raise StratagemError(
-            f"agent '{name}' plays repeated matrix games; got a {type(observation).__name__}"
-        )
-    if observation.stage.n_players != 2:
-        raise StratagemError(
-            f"agent '{name}' needs a 2-player game; '{observation.stage.name}' has "
-            f"{observation.stage.n_players} players"
-        )
-    return observation

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from stratagem.agents.attitudes import Attitude, check_attitude
-from stratagem.agents.base import Agent, Decision, LLMClient, messages_to_data
+from stratagem.agents.base import Decision, LLMClient, messages_to_data
+from stratagem.agents.llm_agent import LLMAgent, check_count
 from stratagem.agents.memory import Memory, check_memory
 from stratagem.agents.parsing import (
     InvalidPolicy,
@@ -85,7 +86,7 @@ class Exchange:
     error: str | None = None
 
 
-class ToolAgent(Agent):
+class ToolAgent(LLMAgent):
     """seed-001's `Tool` architecture; see the module docstring.
 
     `prompter` must be a framing with the tool templates (`prisoner` has them); its output
@@ -111,34 +112,25 @@ class ToolAgent(Agent):
         constrain: bool = True,
         name: str | None = None,
     ) -> None:
-        for option, value in (("max_tool_calls", max_tool_calls), ("max_reasks", max_reasks)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise StratagemError(f"{option} must be an integer >= 0, got {value!r}")
-        self.client = client
         self.attitude = check_attitude(attitude)
+        super().__init__(
+            client, name=name or f"tool-{self.attitude}:{client.model}", max_reasks=max_reasks,
+            invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            constrain=constrain,
+        )  # fmt: skip
         self.prompter = prompter or Prompter("prisoner", output="json")
-        self.max_tool_calls = max_tool_calls
+        self.max_tool_calls = check_count("max_tool_calls", max_tool_calls)
         if after_limit not in get_args(AfterLimit):
             raise StratagemError(
                 f"unknown after_limit '{after_limit}': use {', '.join(get_args(AfterLimit))}"
             )
         self.after_limit: AfterLimit = after_limit
-        self.max_reasks = max_reasks
-        self.invalid = InvalidPolicy.parse(invalid)
         self.memory = check_memory(memory)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.constrain = constrain
-        self.name = name or f"tool-{self.attitude}:{client.model}"
-        self._episode_id: str | None = None
-        self._episode_seed = 0
         self._rng = random.Random(0)
         self._memory: list[Message] = []
 
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
-        self._episode_seed = seed
-        self._episode_id = episode_id
+        super().reset(seed, episode_id)
         self._rng = random.Random(seed)
         self._memory = []
 
@@ -148,7 +140,7 @@ class ToolAgent(Agent):
         return tuple(self._memory)
 
     async def act(self, observation: Observation) -> Decision:
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         assert obs.stage is not None
         if obs.legal is None:
             raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
@@ -175,7 +167,7 @@ class ToolAgent(Agent):
 
     async def answer(self, question: Question, observation: Observation) -> Answer:
         """A comprehension question through Fig 2.10, the tool still offered (AMBIG-13)."""
-        obs = _repeated(observation, self.name)
+        obs = self.repeated(observation)
         lawyer = build_lawyer(self.attitude, self.prompter, obs)
         prompt = self.prompter.render("tool_question.j2", obs, question=question.prompt)
         schema = answer_schema() if self.constrain else None
@@ -227,7 +219,7 @@ class ToolAgent(Agent):
                 json_schema=schema,
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
-                seed=self.seed if self.seed is not None else self._episode_seed,
+                seed=self.request_seed(),
             )
             responses = await self.client.generate(request, _purpose(context, purpose))
             response = responses[0] if responses else Response("")
@@ -321,16 +313,3 @@ def _calls_text(calls: Sequence[ToolCall]) -> str:
     return "\n".join(
         json.dumps({"tool": c.name, "arguments": c.arguments}, ensure_ascii=False) for c in calls
     )
-
-
-def _repeated(observation: Observation, name: str) -> RepeatedObservation:
-    if not isinstance(observation, RepeatedObservation) or observation.stage is None:
-        raise StratagemError(
-            f"agent '{name}' plays repeated matrix games; got a {type(observation).__name__}"
-        )
-    if observation.stage.n_players != 2:
-        raise StratagemError(
-            f"agent '{name}' needs a 2-player game; '{observation.stage.name}' has "
-            f"{observation.stage.n_players} players"
-        )
-    return observation
