@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
+from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
 
 
@@ -80,10 +82,10 @@ class AgentEntry(Strict):
     """Ask seed-001's four comprehension questions after every round (§7)."""
     memory: Literal["fresh", "episode"] = "fresh"
     """Tool and debate agents: a fresh conversation per decision, or one kept for the episode."""
-    max_turns: int = Field(6, ge=1)
-    """Debate agents: the turn cap of one debate (seed-001 AMBIG-5)."""
-    max_tool_calls: int = Field(2, ge=0)
-    """Tool agents: tool calls allowed per decision."""
+    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1)
+    """Debate agents: the turn cap of one debate, both speakers together (seed-001 AMBIG-5)."""
+    max_tool_calls: int = Field(DEFAULT_MAX_TOOL_CALLS, ge=0)
+    """Tool agents: tool calls run per decision (1: the thesis' "Use each tool only once")."""
     framing: str = "neutral"
     """A prompt framing: neutral, prisoner (seed-001) or counterfactual (seed-003)."""
     output: Literal["choice", "json", "tag"] = "choice"
