@@ -260,3 +260,36 @@ def test_report_command(played: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     empty.mkdir()
     code, _, err = cli(capsys, "report", str(empty))
     assert code == 2 and "no result store" in err and err.count("\n") == 1
+
+
+def test_agents_differing_only_in_attitude_are_one_architecture(tmp_path: Path) -> None:
+    """As in the thesis, the attitude is a setting of the Tool architecture (Table 3.4 pools
+    it); configurations that differ in anything else are named apart."""
+    register_script("report-json", lambda request, sample: "{'DECISION': 'Cooperate'}")
+    tool = {"kind": "tool", "framing": "prisoner"}
+    debate = {"kind": "debate", "framing": "prisoner", "attitude": "defect"}
+    data: dict[str, Any] = {
+        "name": "attitudes",
+        "output": str(tmp_path / "out"),
+        "models": [{"model": "scripted/report-json"}],
+        "agents": [
+            {**tool, "name": "tool-c", "attitude": "cooperate"},
+            {**tool, "name": "tool-d", "attitude": "defect"},
+            {**debate, "name": "debate-2", "max_turns": 2},
+            {**debate, "name": "debate-4", "max_turns": 4},
+        ],
+        "games": ["dilemma"],
+        "opponents": ["TitForTat"],
+        "rounds": [2],
+    }
+    file = tmp_path / "exp.yaml"
+    file.write_text(yaml.safe_dump(data), encoding="utf-8")
+    try:
+        summary = asyncio.run(Runner(load_config(file), show_progress=False).run())
+    finally:
+        _REGISTERED.pop("report-json", None)
+    assert summary.finished == 4
+    found = tables(build_report(tmp_path / "out").read_text("utf-8"))
+    assert "Average behaviour scores, Tool-based agent" in found
+    assert "Average behaviour scores, Debate-based “debate-2” agent" in found
+    assert "Average behaviour scores, Debate-based “debate-4” agent" in found

@@ -136,3 +136,23 @@ def test_common_prefix() -> None:
     assert common_prefix(a, np.array([7])) == 0
     slots = KVSlots(0)
     assert len(slots) == 0
+
+
+def test_when_a_constrained_reply_is_whole() -> None:
+    from stratagem.llm.providers.local import reply_complete
+    from stratagem.llm.types import Tool
+
+    assert reply_complete(Request(messages=())) is None  # free text: stop strings only
+    labels = reply_complete(Request(messages=(), choices=("1", "10", "Defect")))
+    assert labels is not None
+    assert labels(" Defect") and not labels("Def")
+    assert not labels("1")  # "10" may still follow
+    assert labels("10")
+    schema = reply_complete(Request(messages=(), json_schema={"type": "object"}))
+    assert schema is not None
+    assert schema('{"DECISION":"Defect"}') and not schema('{"DECISION":"Def')
+    tool = Tool("t", "a tool", {"type": "object"})
+    calls = reply_complete(Request(messages=(), tools=(tool,)))
+    assert calls is not None
+    assert calls('{"tool":"t","arguments":{}}') and calls("I defect.\n")
+    assert not calls("I defect")

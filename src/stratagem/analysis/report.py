@@ -668,7 +668,14 @@ class _Builder:
             kind = str(agent.get("kind") or "plain")
             arch = ARCH_BY_KIND.get(kind, kind)
             invalid = agent.get("invalid")
-            others = {k: v for k, v in agent.items() if k not in shown and v is not None}
+            unused = _UNUSED_SETTINGS.get(kind, set())
+            others = {
+                k: v
+                for k, v in agent.items()
+                if k not in shown and k not in unused and v is not None
+            }
+            if kind in ("tool", "debate"):  # they always answer in the thesis' JSON (runner)
+                agent = {**agent, "output": "json", "history": "prompt"}
             rows.append(
                 (
                     str(agent.get("name") or kind),
@@ -932,13 +939,14 @@ class _Builder:
             return
         measured = [e for e in self.episodes if e.rounds or e.has_summary]
         if len(measured) == len(rows):
-            # Several agent configurations of one architecture would be pooled by the thesis'
-            # Arch column; name them apart so no table mixes them.
-            names: dict[str, set[str]] = defaultdict(set)
+            # Agent configurations of one architecture that differ in more than the attitude
+            # (a setting the tables already split by, as the thesis does) would be pooled by
+            # the Arch column; name them apart so no table mixes them.
+            kinds: dict[str, set[str]] = defaultdict(set)
             for e, row in zip(measured, rows, strict=True):
-                names[str(row["Arch"])].add(e.agent_name)
+                kinds[str(row["Arch"])].add(_configuration(e.agent))
             for e, row in zip(measured, rows, strict=True):
-                if len(names[str(row["Arch"])]) > 1:
+                if len(kinds[str(row["Arch"])]) > 1:
                     row["Arch"] = _agent_arch(str(row["Arch"]), e.agent_name)
         self.dataset = rows
 
@@ -1445,6 +1453,19 @@ def _last_reply(data: Any) -> str:
     if not text:
         return "(empty reply)"
     return f"“{text[:70]}…”" if len(text) > 70 else f"“{text}”"
+
+
+_UNUSED_SETTINGS: dict[str, set[str]] = {
+    "plain": {"max_tool_calls", "max_turns", "memory"},
+    "tool": {"max_turns"},
+    "debate": {"max_tool_calls"},
+}
+"""Agent settings an architecture ignores, left out of the agents table."""
+
+
+def _configuration(agent: Mapping[str, Any]) -> str:
+    """An agent configuration apart from its name and attitude."""
+    return repr(sorted((k, repr(v)) for k, v in agent.items() if k not in ("name", "attitude")))
 
 
 def _agent_arch(arch: str, agent: str) -> str:
