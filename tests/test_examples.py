@@ -19,7 +19,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("openai-compatible.yaml", 18),
         ("anthropic.yaml", 18),
         ("thesis.yaml", 252),  # seed-001 §4.6: the thesis' 252 games
-        ("thesis-local.yaml", 126),
+        ("thesis-local.yaml", 21),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:
