@@ -191,6 +191,68 @@ def test_counterfactual_rps_system_prompt_matches_the_spec_rendering() -> None:
     assert text.endswith(PD_SYSTEM[PD_SYSTEM.index("\n\nIn each round") :])
 
 
+@pytest.mark.parametrize(
+    ("mode", "opening", "closing"),
+    [
+        # seed-003 §4.4: the CoT and SPP preambles' first and last sentences, verbatim.
+        ("cot", "You are going to play a game with other player(s). Think step-by-step. Begin by "
+         "identifying steps that will contribute to you winning.",
+         "You may come up with different reasoning steps for each round, as you see fit."),
+        ("spp", "You are going to play a game with other player(s). Begin by identifying the "
+         "personas who could contribute to you winning. Then initiate a multi-round "
+         "collaboration process among these personas",
+         "help you complete the objective of the the game. You may discuss with your personas "
+         "on any round of the game, as you see fit."),
+    ],
+)  # fmt: skip
+def test_cot_and_spp_system_prompts_are_preamble_then_the_zero_shot_prompt(
+    mode: str, opening: str, closing: str
+) -> None:
+    text = Prompter("counterfactual", output="tag", history="chat", prompting=mode).system(  # type: ignore[arg-type]
+        obs("pd", 16)
+    )
+    preamble, rest = text.split("\n\nGame Description:\n\n", 1)
+    assert preamble.startswith(opening) and preamble.endswith(closing)
+    assert rest == PD_SYSTEM  # so "Game Description:" appears twice, as the study's prompts do
+    assert preamble.count("\n---\n") == 2  # the worked example sits between two rules
+
+
+def test_spp_preamble_keeps_the_studys_demonstration() -> None:
+    text = Prompter("counterfactual", output="tag", prompting="spp").system(obs("eq1", 24))
+    # seed-003 §4.4: nine alternating turns, Math Expert x5 and AI Assistant x4.
+    assert text.count("\nMath Expert: ") == 5 and text.count("\nAI Assistant (you): ") == 4
+    assert "Finish collaboration!\n\nFinal decision: 6 * (1 + 1) + 12 = 24\n\n---" in text
+
+
+def test_paper_templates_are_the_printed_ones_with_a_history_block() -> None:
+    p = Prompter("counterfactual-paper", output="choice", prompting="zs")
+    first = p.decision(obs("pd", 16))
+    # seed-003 §4.3 [P App. C.2] ZS, with the history and the actions filled in.
+    assert first == (
+        "You are playing a repeated game. At each round, choose one of the available actions. "
+        "The history of previous rounds is provided below. Based on this, select your next move. "
+        "Output only your final action.\n\nHistory: none yet, this is the first round.\n\n"
+        "Available actions: cooperation, defection\n"
+    )
+    later = p.decision(obs("pd", 16, ("cooperation", "defection")))
+    assert "\n\nHistory:\nRound 1: you played cooperation, your opponent played defection. " \
+        "You scored 1 points, your opponent scored 6 points.\n" in later  # fmt: skip
+    cot = Prompter("counterfactual-paper", prompting="cot").decision(obs("eq1", 24))
+    assert cot.startswith(
+        "You are playing a repeated game. Analyze the opponent's behavior and think step by step "
+        "before deciding your move.\nThen output your final action.\n\nHistory:"
+    )
+    # The game's rules are the system prompt (the printed templates give no payoffs).
+    assert p.system(obs("pd", 16)) == PD_SYSTEM[: PD_SYSTEM.index("\nIn each round")]
+
+
+def test_a_prompting_mode_needs_its_preamble() -> None:
+    with pytest.raises(StratagemError, match="framing 'prisoner' has no spp prompt"):
+        Prompter("prisoner", prompting="spp")
+    with pytest.raises(StratagemError, match="unknown prompting mode 'tot'"):
+        Prompter("counterfactual", prompting="tot")  # type: ignore[arg-type]
+
+
 def test_counterfactual_hints_are_verbatim() -> None:
     p = Prompter("counterfactual", output="tag", history="chat")
     assert p.decision(obs("pd", 16)) == (
@@ -301,7 +363,7 @@ def test_asymmetric_labels_are_listed_for_both_players() -> None:
 
 
 def test_framings_and_errors(tmp_path: Path) -> None:
-    assert framings() == ["counterfactual", "neutral", "prisoner"]
+    assert framings() == ["counterfactual", "counterfactual-paper", "neutral", "prisoner"]
     with pytest.raises(StratagemError, match=r"unknown framing 'prisonr'.*prisoner"):
         Prompter("prisonr")
     with pytest.raises(StratagemError, match="unknown output format"):

@@ -15,6 +15,7 @@ constraint are still handled.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -84,6 +85,18 @@ class PlainLLMAgent(LLMAgent):
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
         super().reset(seed, episode_id)
         self._conversation = []
+
+    def fork(self, seed: int) -> PlainLLMAgent:
+        """A copy in the same state (the chat so far) whose requests use `seed`: one sample of
+        self-consistency (seed-003 §3.5: "k deep copies of the player")."""
+        twin = copy.copy(self)
+        twin._conversation = list(self._conversation)
+        twin.seed = seed
+        return twin
+
+    def adopt(self, other: PlainLLMAgent) -> None:
+        """Continue from `other`'s chat (seed-003 §3.5: the chosen sample's context is kept)."""
+        self._conversation = list(other._conversation)
 
     @property
     def conversation(self) -> tuple[Message, ...]:

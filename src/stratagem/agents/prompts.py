@@ -15,6 +15,9 @@ Files of a framing `<f>`:
 - `move_made.j2`: an optional user turn after a valid move in chat mode (seed-003).
 - `reask.j2`: the correction hint after an invalid reply (default: `_common/reask.j2`).
 - `label.j2`: how an action label is shown (default: as is); must differ only in case.
+- `preamble_<mode>.j2`: the instruction of a prompting mode (seed-003 §2.1, §4.4: `cot`, `spp`),
+  given to templates as `preamble`; a framing without it does not offer that mode. `zs` (zero-shot)
+  needs none.
 
 Rendering rule: jinja2 drops a template file's final newline, so a text that must end with a
 newline ends its file with an empty line.
@@ -38,6 +41,8 @@ from stratagem.games.repeated import FORFEIT, RepeatedObservation, Round
 
 OutputFormat = Literal["json", "tag", "choice"]
 HistoryMode = Literal["prompt", "chat"]
+Prompting = Literal["zs", "cot", "spp"]
+"""seed-003 §2.1: zero-shot, chain-of-thought, solo performance prompting."""
 
 _COMMON = "_common"
 
@@ -117,8 +122,9 @@ class Prompter:
     `output` chooses the reply format the prompts ask for ("json", "tag" or "choice"); `history`
     whether past rounds are summarised in each prompt ("prompt", seed-001) or told turn by turn in
     one growing conversation ("chat", seed-003). `reveal_rounds` says whether templates may tell
-    the number of rounds (seed-001 does, seed-003 does not). `templates` is an optional folder of
-    user framings, searched before the packaged ones.
+    the number of rounds (seed-001 does, seed-003 does not). `prompting` is the prompting mode
+    (`Prompting`). `templates` is an optional folder of user framings, searched before the packaged
+    ones.
     """
 
     def __init__(
@@ -128,6 +134,7 @@ class Prompter:
         history: HistoryMode = "prompt",
         *,
         reveal_rounds: bool = True,
+        prompting: Prompting = "zs",
         templates: Path | None = None,
     ) -> None:
         if output not in get_args(OutputFormat):
@@ -146,6 +153,16 @@ class Prompter:
         self.output: OutputFormat = output
         self.history: HistoryMode = history
         self.reveal_rounds = reveal_rounds
+        if prompting not in get_args(Prompting):
+            raise StratagemError(
+                f"unknown prompting mode '{prompting}': use {', '.join(get_args(Prompting))}"
+            )
+        if prompting != "zs" and not self._has(f"preamble_{prompting}.j2"):
+            raise StratagemError(
+                f"framing '{framing}' has no {prompting} prompt (preamble_{prompting}.j2); "
+                "use prompting 'zs'"
+            )
+        self.prompting: Prompting = prompting
         if history == "chat" and not self._has("result.j2"):
             raise StratagemError(
                 f"framing '{framing}' has no result.j2, so it cannot keep a chat history; "
@@ -153,7 +170,10 @@ class Prompter:
             )
 
     def __repr__(self) -> str:
-        return f"Prompter({self.framing!r}, output={self.output!r}, history={self.history!r})"
+        return (
+            f"Prompter({self.framing!r}, output={self.output!r}, history={self.history!r}, "
+            f"prompting={self.prompting!r})"
+        )
 
     # -- what agents call ------------------------------------------------------------------------
 
@@ -214,7 +234,8 @@ class Prompter:
         the opponent's payoff when this player plays i and the opponent j; max_payoff: the
         largest payoff of the stage, both players; symmetric; round (about to be played, from
         1), rounds, reveal_rounds; history: list of PastRound; last: the last PastRound or None;
-        output, history_mode, history_in_prompt; player (0 or 1).
+        output, history_mode, history_in_prompt; player (0 or 1); prompting, and preamble (the
+        rendered `preamble_<prompting>.j2`, "" if the framing has none).
         """
         obs = _repeated(observation)
         stage = obs.stage
@@ -229,8 +250,9 @@ class Prompter:
             _past_round(t, r, me, labels, opponent_labels)
             for t, r in enumerate(obs.history, start=1)
         ]
-        return {
+        context = {
             "framing": self.framing,
+            "prompting": self.prompting,
             "output": self.output,
             "history_mode": self.history,
             "history_in_prompt": self.history == "prompt",
@@ -248,6 +270,13 @@ class Prompter:
             "last": history[-1] if history else None,
             "player": me,
         }
+        preamble = f"preamble_{self.prompting}.j2"
+        context["preamble"] = (
+            self._env.get_template(f"{self.framing}/{preamble}").render(context)
+            if self._has(preamble)
+            else ""
+        )
+        return context
 
     # -- helpers ---------------------------------------------------------------------------------
 

@@ -87,7 +87,14 @@ class AgentEntry(Strict):
     max_tool_calls: int = Field(DEFAULT_MAX_TOOL_CALLS, ge=0)
     """Tool agents: tool calls run per decision (1: the thesis' "Use each tool only once")."""
     framing: str = "neutral"
-    """A prompt framing: neutral, prisoner (seed-001) or counterfactual (seed-003)."""
+    """A prompt framing: neutral, prisoner (seed-001), counterfactual (seed-003 as its code ran) or
+    counterfactual-paper (seed-003's printed App. C.2 templates with a "History:" block)."""
+    prompting: Literal["zs", "cot", "spp"] = "zs"
+    """seed-003 §2.1: zero-shot, chain-of-thought or solo-performance prompting (the framing must
+    have the mode's preamble)."""
+    samples: int = Field(1, ge=1)
+    """Self-consistency (seed-003 §3.5): decisions sampled per round, the majority move played;
+    1 = off. The study uses 3 in the PD family and 5 in RPS. Plain agents only."""
     output: Literal["choice", "json", "tag"] = "choice"
     """choice: the reply is constrained to a label; json / tag: parsed, re-asked when invalid."""
     history: Literal["prompt", "chat"] = "prompt"
@@ -104,7 +111,18 @@ class AgentEntry(Strict):
             raise ValueError("attitude: plain agents take no attitude (tool and debate agents do)")
         if self.kind != "plain" and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
+        if self.kind != "plain" and self.samples > 1:
+            raise ValueError(f"samples: self-consistency is for plain agents, not {self.kind}")
         return self
+
+    def key(self) -> dict[str, Any]:
+        """What identifies the agent in an episode id. Settings added after the first release
+        enter it only when changed from their default, so stored episodes keep their ids."""
+        data = self.model_dump()
+        for name in _LATER_AGENT_FIELDS:
+            if data[name] == type(self).model_fields[name].default:
+                del data[name]
+        return data
 
     @field_validator("invalid")
     @classmethod
@@ -112,6 +130,23 @@ class AgentEntry(Strict):
         if value != "forfeit" and not (value.startswith("default:") and len(value) > 8):
             raise ValueError("must be 'forfeit' or 'default:<label>'")
         return value
+
+
+_LATER_AGENT_FIELDS = ("prompting", "samples")
+
+
+class VariantEntry(Strict):
+    """A counterfactual variant of a catalog matrix game (seed-003 §1): new labels, payoffs or
+    both. Its name can then be used in `games` like a catalog name."""
+
+    name: str = Field(min_length=1)
+    base: str
+    """The catalog game it transforms (e.g. pd, eq1)."""
+    labels: list[str] | list[list[str]] | None = None
+    """One list for every player, or one list per player."""
+    payoffs: list[Any] | None = None
+    """The full payoff tensor, or for a symmetric 2-player base the row player's matrix."""
+    description: str = ""
 
 
 class BudgetConfig(Strict):
@@ -132,9 +167,14 @@ class ExperimentConfig(Strict):
     models: list[ModelEntry] = Field(min_length=1)
     agents: list[AgentEntry] = [AgentEntry()]
     games: list[str] = Field(min_length=1)
+    """Catalog games (see `stratagem games`) or names of `variants`."""
+    variants: list[VariantEntry] = []
     opponents: list[str] = Field(min_length=1)
-    """Rule-based strategies (see `stratagem strategies`)."""
-    rounds: list[int] = Field(min_length=1)
+    """Rule-based strategies (see `stratagem strategies`), or `agent:<name>`: the agent entry of
+    that name, played by the same model (seed-003's LLM-vs-LLM matchups)."""
+    rounds: list[int | Literal["study"]] = Field(min_length=1)
+    """Round counts; "study" is the number the game's source study plays (seed-003: 16 in the PD
+    family, 24 in RPS), a variant's being its base game's."""
     seeds: list[int] = [0]
     repetitions: int = Field(1, ge=1)
     concurrency: int = Field(4, ge=1)
@@ -144,8 +184,8 @@ class ExperimentConfig(Strict):
 
     @field_validator("rounds")
     @classmethod
-    def _rounds(cls, value: list[int]) -> list[int]:
-        if any(r < 1 for r in value):
+    def _rounds(cls, value: list[int | str]) -> list[int | str]:
+        if any(isinstance(r, int) and r < 1 for r in value):
             raise ValueError("every round count must be >= 1")
         return value
 

@@ -22,6 +22,7 @@ from stratagem.agents.debate_agent import DebateAgent
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import ask_questions
+from stratagem.agents.self_consistency import SelfConsistentAgent
 from stratagem.agents.strategy_agent import StrategyAgent
 from stratagem.agents.tool_agent import ToolAgent
 from stratagem.errors import StratagemError
@@ -29,7 +30,6 @@ from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntr
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
 from stratagem.experiments.store import ResultStore
-from stratagem.games.catalog import get_stage
 from stratagem.games.repeated import RepeatedGame
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
@@ -217,7 +217,7 @@ class Runner:
     async def _play_episode(
         self, store: ResultStore, spec: EpisodeSpec, client: ModelClient
     ) -> None:
-        stage = get_stage(spec.game)
+        stage = spec.stage()
         game = RepeatedGame(stage, spec.rounds)
         store.add_episode(
             spec.id,
@@ -235,9 +235,16 @@ class Runner:
         # independently instead of replaying one cached answer.
         seed = int(spec.id[:8], 16)
         agent = _make_agent(spec.agent, client)
-        opponent: Agent = StrategyAgent(get_strategy(spec.opponent))
+        opponent: Agent
+        if spec.opponent_agent is None:
+            opponent = StrategyAgent(get_strategy(spec.opponent))
+            opponent.reset(seed, spec.id)
+        else:
+            # Another instance of the same model (seed-003 §2.1) samples with its own seed, so two
+            # identical first prompts are not answered by one cached reply.
+            opponent = _make_agent(spec.opponent_agent, client)
+            opponent.reset(int(spec.id[8:16], 16), spec.id)
         agent.reset(seed, spec.id)
-        opponent.reset(seed, spec.id)
         state = game.initial_state(spec.seed)
         labels = stage.labels
         while not state.is_terminal():
@@ -258,6 +265,10 @@ class Runner:
                 tokens=[d.tokens for d in decisions],
             )
             for p, d in enumerate(decisions):
+                if "self_consistency" in d.extra:
+                    store.add_event(
+                        spec.id, "self_consistency", d.extra["self_consistency"], round=t, player=p
+                    )
                 if not d.valid:
                     store.add_event(
                         spec.id, "invalid", {"error": d.error, "texts": list(d.raw),
@@ -266,7 +277,9 @@ class Runner:
             await agent.observe(state.observation(0), events)
             await opponent.observe(state.observation(1), events)
             if spec.agent.questions:
-                for answer in await ask_questions(agent, state.observation(0)):
+                asker = agent.base if isinstance(agent, SelfConsistentAgent) else agent
+                assert isinstance(asker, PlainLLMAgent | ToolAgent | DebateAgent)
+                for answer in await ask_questions(asker, state.observation(0)):
                     store.add_answer(
                         spec.id, t, 0, answer.question_id, answer.raw,
                         question=answer.question,
@@ -275,8 +288,9 @@ class Runner:
         store.finish_episode(spec.id, list(state.payoffs()))
 
 
-def _make_agent(entry: AgentEntry, client: ModelClient) -> PlainLLMAgent | ToolAgent | DebateAgent:
-    """The LLM agent an agent entry describes (seed-001 §6: plain, tool or debate)."""
+def _make_agent(entry: AgentEntry, client: ModelClient) -> Agent:
+    """The LLM agent an agent entry describes (seed-001 §6: plain, tool or debate), wrapped in
+    self-consistency when it samples several decisions (seed-003 §3.5)."""
     common: dict[str, Any] = {
         "max_reasks": entry.max_reasks,
         "invalid": entry.invalid,
@@ -284,9 +298,11 @@ def _make_agent(entry: AgentEntry, client: ModelClient) -> PlainLLMAgent | ToolA
         "max_tokens": entry.max_tokens,
     }
     if entry.kind == "plain":
-        return PlainLLMAgent(client, Prompter(entry.framing, entry.output, entry.history), **common)
+        prompter = Prompter(entry.framing, entry.output, entry.history, prompting=entry.prompting)
+        plain = PlainLLMAgent(client, prompter, **common)
+        return plain if entry.samples == 1 else SelfConsistentAgent(plain, entry.samples)
     assert entry.attitude is not None  # the config validator guarantees it
-    prompter = Prompter(entry.framing, "json", "prompt")
+    prompter = Prompter(entry.framing, "json", "prompt", prompting=entry.prompting)
     if entry.kind == "tool":
         return ToolAgent(
             client, entry.attitude, prompter, max_tool_calls=entry.max_tool_calls,
