@@ -5,6 +5,7 @@ in for an LLM (logic only; the embedded model plays it in test_examples)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,6 @@ from stratagem.experiments.store import ResultStore
 from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.llm.types import Request
 
-LABELS = (
-    ("cooperation", "defection"),
-    ("stag", "hare"),
-    ("hare", "stag"),
-    ("rock", "paper", "scissors"),
-)
 REQUESTS: list[Request] = []
 
 
@@ -33,7 +28,8 @@ def tag_script(request: Request, sample: int) -> str:
     """A `[move]` reply whose move depends on the request seed, so samples can disagree."""
     REQUESTS.append(request)
     system = request.messages[0].content
-    labels = next(ls for ls in LABELS if f"moves: {ls[0]} and {ls[1]}" in system)
+    listed = system.split("possible moves: ", 1)[1].split(".\n", 1)[0]
+    labels = re.split(r", and |, | and ", listed)
     return f"[move] (seeded) {labels[(request.seed or 0) % len(labels)]}"
 
 
@@ -174,3 +170,35 @@ def test_bad_settings_are_one_line_errors(
 ) -> None:
     with pytest.raises(StratagemError, match=message.replace("(", r"\(").replace(")", r"\)")):
         expand(load_config(config(tmp_path, **changes)))
+
+
+def test_study_samples_and_per_agent_repetitions(tmp_path: Path) -> None:
+    path = config(
+        tmp_path, games=["pd", "eq1"], variants=[], opponents=["srep"], rounds=[1],
+        agents=[{"name": "zs", "framing": "counterfactual", "output": "tag", "repetitions": 3},
+                {"name": "sc", "framing": "counterfactual", "output": "tag", "samples": "study",
+                 "repetitions": 1}],
+    )  # fmt: skip
+    specs = expand(load_config(path))
+    # seed-003 §3.1: non-SC rows 5 runs, SC rows 2; here 3 and 1 per game.
+    assert Counter(s.agent.name for s in specs) == {"zs": 6, "sc": 2}
+    asyncio.run(Runner(load_config(path), show_progress=False).run())
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        k = {
+            e.game: len(store.events(e.id, "self_consistency")[0].data["moves"])
+            for e in store.episodes("cf")
+            if e.spec["agent"]["name"] == "sc"
+        }
+    assert k == {"pd": 3, "eq1": 5}  # seed-003 §2.1: k = 3 in PD, 5 in RPS
+
+
+def test_tag_output_is_constrained_unless_told_otherwise(tmp_path: Path) -> None:
+    agents = [
+        {"name": "on", "framing": "counterfactual", "output": "tag"},
+        {"name": "off", "framing": "counterfactual", "output": "tag", "constrain": False},
+    ]
+    path = config(tmp_path, games=["pd"], variants=[], opponents=["srep"], rounds=[1],
+                  agents=agents)  # fmt: skip
+    asyncio.run(Runner(load_config(path), show_progress=False).run())
+    choices = sorted(r.choices for r in REQUESTS)
+    assert choices == [(), ("[move] cooperation", "[move] defection")]

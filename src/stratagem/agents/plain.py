@@ -165,6 +165,9 @@ class PlainLLMAgent(LLMAgent):
         elif self.constrain and self.prompter.output == "json":
             assert isinstance(self.parser, JsonDecisionParser)
             kwargs["json_schema"] = decision_schema(labels, self.parser.key)
+        elif self.constrain and self.prompter.output == "tag":
+            # The shortest reply seed-003's format allows (§3.4: the explanation is optional).
+            kwargs["choices"] = tuple(f"[move] {label}" for label in labels)
         return kwargs
 
     def _extend_chat(self, decision: Decision, obs: RepeatedObservation) -> None:

@@ -92,9 +92,17 @@ class AgentEntry(Strict):
     prompting: Literal["zs", "cot", "spp"] = "zs"
     """seed-003 §2.1: zero-shot, chain-of-thought or solo-performance prompting (the framing must
     have the mode's preamble)."""
-    samples: int = Field(1, ge=1)
+    samples: int | Literal["study"] = 1
     """Self-consistency (seed-003 §3.5): decisions sampled per round, the majority move played;
-    1 = off. The study uses 3 in the PD family and 5 in RPS. Plain agents only."""
+    1 = off; "study" = seed-003's k, 3 in 2-action games and 5 in 3-action ones. Plain agents
+    only."""
+    constrain: bool = True
+    """Send a constraint the provider enforces (a grammar or schema): output choice, a label;
+    json, the decision object; tag, the reply `[move] <label>`. false lets the model answer
+    freely, as the studies' models did (replies are parsed and re-asked either way)."""
+    repetitions: int | None = Field(None, ge=1)
+    """Repetitions of this agent's episodes, overriding the experiment's (seed-003 §3.1 plays
+    the self-consistency rows 2 times and the others 5)."""
     output: Literal["choice", "json", "tag"] = "choice"
     """choice: the reply is constrained to a label; json / tag: parsed, re-asked when invalid."""
     history: Literal["prompt", "chat"] = "prompt"
@@ -111,14 +119,17 @@ class AgentEntry(Strict):
             raise ValueError("attitude: plain agents take no attitude (tool and debate agents do)")
         if self.kind != "plain" and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
-        if self.kind != "plain" and self.samples > 1:
+        if isinstance(self.samples, int) and self.samples < 1:
+            raise ValueError("samples: must be >= 1 (1 = no self-consistency) or 'study'")
+        if self.kind != "plain" and self.samples != 1:
             raise ValueError(f"samples: self-consistency is for plain agents, not {self.kind}")
         return self
 
     def key(self) -> dict[str, Any]:
         """What identifies the agent in an episode id. Settings added after the first release
-        enter it only when changed from their default, so stored episodes keep their ids."""
-        data = self.model_dump()
+        enter it only when changed from their default, so stored episodes keep their ids; the
+        number of repetitions is not part of it (each repetition's index is)."""
+        data = self.model_dump(exclude={"repetitions"})
         for name in _LATER_AGENT_FIELDS:
             if data[name] == type(self).model_fields[name].default:
                 del data[name]
@@ -132,7 +143,7 @@ class AgentEntry(Strict):
         return value
 
 
-_LATER_AGENT_FIELDS = ("prompting", "samples")
+_LATER_AGENT_FIELDS = ("prompting", "samples", "constrain")
 
 
 class VariantEntry(Strict):

@@ -135,10 +135,11 @@ def expand(config: ExperimentConfig) -> list[EpisodeSpec]:
             model, agent, game, opponent, _rounds(rounds, game, variants), seed, rep,
             opponent_agents[opponent], variants[game][0] if game in variants else None,
         )
-        for model, agent, game, opponent, rounds, seed, rep in itertools.product(
+        for model, agent, game, opponent, rounds, seed in itertools.product(
             config.models, config.agents, config.games, config.opponents, config.rounds,
-            config.seeds, range(config.repetitions),
+            config.seeds,
         )
+        for rep in range(agent.repetitions or config.repetitions)
     ]  # fmt: skip
     ids = [s.id for s in specs]
     if len(set(ids)) != len(ids):

@@ -22,7 +22,7 @@ from stratagem.agents.debate_agent import DebateAgent
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import ask_questions
-from stratagem.agents.self_consistency import SelfConsistentAgent
+from stratagem.agents.self_consistency import SEED003_SAMPLES, SelfConsistentAgent
 from stratagem.agents.strategy_agent import StrategyAgent
 from stratagem.agents.tool_agent import ToolAgent
 from stratagem.errors import StratagemError
@@ -234,7 +234,7 @@ class Runner:
         # prompts happen to coincide (round 1 against different opponents) still sample
         # independently instead of replaying one cached answer.
         seed = int(spec.id[:8], 16)
-        agent = _make_agent(spec.agent, client)
+        agent = _make_agent(spec.agent, client, stage.sizes[0])
         opponent: Agent
         if spec.opponent_agent is None:
             opponent = StrategyAgent(get_strategy(spec.opponent))
@@ -242,7 +242,7 @@ class Runner:
         else:
             # Another instance of the same model (seed-003 §2.1) samples with its own seed, so two
             # identical first prompts are not answered by one cached reply.
-            opponent = _make_agent(spec.opponent_agent, client)
+            opponent = _make_agent(spec.opponent_agent, client, stage.sizes[1])
             opponent.reset(int(spec.id[8:16], 16), spec.id)
         agent.reset(seed, spec.id)
         state = game.initial_state(spec.seed)
@@ -288,7 +288,7 @@ class Runner:
         store.finish_episode(spec.id, list(state.payoffs()))
 
 
-def _make_agent(entry: AgentEntry, client: ModelClient) -> Agent:
+def _make_agent(entry: AgentEntry, client: ModelClient, n_actions: int) -> Agent:
     """The LLM agent an agent entry describes (seed-001 §6: plain, tool or debate), wrapped in
     self-consistency when it samples several decisions (seed-003 §3.5)."""
     common: dict[str, Any] = {
@@ -296,11 +296,13 @@ def _make_agent(entry: AgentEntry, client: ModelClient) -> Agent:
         "invalid": entry.invalid,
         "temperature": entry.temperature,
         "max_tokens": entry.max_tokens,
+        "constrain": entry.constrain,
     }
     if entry.kind == "plain":
         prompter = Prompter(entry.framing, entry.output, entry.history, prompting=entry.prompting)
         plain = PlainLLMAgent(client, prompter, **common)
-        return plain if entry.samples == 1 else SelfConsistentAgent(plain, entry.samples)
+        samples = SEED003_SAMPLES.get(n_actions, 1) if entry.samples == "study" else entry.samples
+        return plain if samples == 1 else SelfConsistentAgent(plain, samples)
     assert entry.attitude is not None  # the config validator guarantees it
     prompter = Prompter(entry.framing, "json", "prompt", prompting=entry.prompting)
     if entry.kind == "tool":
