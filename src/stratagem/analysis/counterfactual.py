@@ -399,6 +399,11 @@ def _symmetric_equilibria(
     return tuple(tuple(float(x) for x in sigma) for sigma in found)
 
 
+def equilibria(game: CounterfactualGame) -> tuple[tuple[float, ...], ...]:
+    """The stage game's symmetric Nash equilibria (computed); () if it is not symmetric."""
+    return _symmetric_equilibria(game.labels, game.table) or ()
+
+
 def equilibrium_distance(game: CounterfactualGame) -> float | None:
     """Total-variation distance from player 0's play to the nearest symmetric Nash equilibrium.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -28,6 +28,26 @@ import jinja2
 from stratagem.analysis import cells as cells_module
 from stratagem.analysis import importance, plots, sfem, thesis
 from stratagem.analysis.behaviour import BEHAVIOUR_METRICS
+from stratagem.analysis.counterfactual_section import counterfactual_section
+from stratagem.analysis.report_views import (
+    Block,
+    CellView,
+    Definitions,
+    GameCards,
+    GameView,
+    Heading,
+    Note,
+    Paragraph,
+    PlotGrid,
+    PlotView,
+    Section,
+    Stat,
+    TableGrid,
+    TableView,
+    is_number,
+    make_table,
+    plot_view,
+)
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import (
     EpisodeRecord,
@@ -49,8 +69,6 @@ TOP_STRATEGIES = 5
 """SFEM strategies listed per group, most frequent first."""
 MAX_DATASET_ROWS = 2000
 """The per-game data table is left out above this size (it would dwarf the report)."""
-LONG_TABLE = 40
-"""Tables with more rows than this are shown folded (an HTML <details>, no script needed)."""
 LONG_RESULTS = 150
 """The per-setting results table, the report's main table, folds only above this many rows."""
 
@@ -152,183 +170,6 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ),
 )
 """The metrics in words, for readers who never saw the thesis (seed-001 §7, §9, §10)."""
-
-# -- view models: what the template renders --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CellView:
-    text: str
-    css: str = ""
-
-
-@dataclass(frozen=True)
-class TableView:
-    title: str
-    caption: str
-    columns: tuple[str, ...]
-    numeric: tuple[bool, ...]
-    rows: tuple[tuple[CellView, ...], ...]
-    note: str = ""
-    tag: str = ""
-    """Where the table's shape comes from, e.g. "thesis Table 3.2"."""
-    legend: str = ""
-    """What the column abbreviations mean."""
-    folded: bool = False
-    kind: str = field(default="table", init=False)
-
-
-@dataclass(frozen=True)
-class PlotView:
-    title: str
-    caption: str
-    uri: str
-    alt: str
-
-
-@dataclass(frozen=True)
-class PlotGrid:
-    plots: tuple[PlotView, ...]
-    columns: int = 2
-    kind: str = field(default="plots", init=False)
-
-
-@dataclass(frozen=True)
-class TableGrid:
-    """Small tables side by side."""
-
-    tables: tuple[TableView, ...]
-    kind: str = field(default="tables", init=False)
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    text: str
-    kind: str = field(default="p", init=False)
-
-
-@dataclass(frozen=True)
-class Note:
-    """A one-line remark: why a section is missing, or what to keep in mind."""
-
-    text: str
-    kind: str = field(default="note", init=False)
-
-
-@dataclass(frozen=True)
-class Heading:
-    text: str
-    kind: str = field(default="h3", init=False)
-
-
-@dataclass(frozen=True)
-class Definitions:
-    items: tuple[tuple[str, str], ...]
-    compact: bool = False
-    kind: str = field(default="dl", init=False)
-
-
-@dataclass(frozen=True)
-class GameView:
-    name: str
-    description: str
-    matrix: TableView | None
-
-
-@dataclass(frozen=True)
-class GameCards:
-    games: tuple[GameView, ...]
-    kind: str = field(default="games", init=False)
-
-
-Block = TableView | TableGrid | PlotGrid | Paragraph | Note | Heading | Definitions | GameCards
-
-
-@dataclass
-class Section:
-    id: str
-    title: str
-    blocks: list[Block] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Stat:
-    label: str
-    value: str
-    warn: bool = False
-
-
-# -- formatting ------------------------------------------------------------------------------------
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _cell(value: object, decimals: int = 2) -> CellView:
-    if value is None:
-        return CellView("–", "empty")
-    if isinstance(value, bool):
-        return CellView("yes" if value else "no")
-    if isinstance(value, float):
-        return CellView(f"{value:.{decimals}f}")
-    if isinstance(value, int):
-        return CellView(f"{value:,}")
-    if isinstance(value, CellView):
-        return value
-    return CellView(str(value))
-
-
-def make_table(
-    title: str,
-    caption: str,
-    columns: Sequence[str],
-    rows: Iterable[Sequence[object]],
-    *,
-    note: str = "",
-    tag: str = "",
-    legend: str = "",
-    decimals: int = 2,
-    fold: bool | None = None,
-) -> TableView:
-    """A table view; columns whose values are all numbers are right-aligned, floats get
-    `decimals` decimals, missing values show as a dash."""
-    body = [list(r) for r in rows]
-    numeric = []
-    for j in range(len(columns)):
-        values = [r[j] for r in body if j < len(r) and r[j] is not None]
-        is_num = bool(values) and all(
-            _is_number(v) or (isinstance(v, CellView) and "num" in v.css) for v in values
-        )
-        numeric.append(is_num and j > 0)
-    return TableView(
-        title=title,
-        caption=caption,
-        columns=tuple(columns),
-        numeric=tuple(numeric),
-        rows=tuple(
-            tuple(_css(_cell(v, decimals), numeric[j]) for j, v in enumerate(r)) for r in body
-        ),
-        note=note,
-        tag=tag,
-        legend=legend,
-        folded=len(body) > LONG_TABLE if fold is None else fold,
-    )
-
-
-def _css(cell: CellView, numeric: bool) -> CellView:
-    """The cell's final classes: `num` exactly when its column is numeric, `wrap` for long text
-    (short text stays on one line, so names like "plain-choice" are not broken)."""
-    classes = [c for c in cell.css.split() if c != "num"]
-    if numeric:
-        classes.insert(0, "num")
-    elif len(cell.text) > 32:
-        classes.append("wrap")
-    return CellView(cell.text, " ".join(classes))
-
-
-def _plot(figure_png: bytes, title: str, caption: str) -> PlotView:
-    return PlotView(title, caption, plots.png_data_uri(figure_png), title)
 
 
 def _list(values: Iterable[object]) -> str:
@@ -613,7 +454,7 @@ class _Builder:
         if not isinstance(seeds, list):
             seeds = _ordered(e.record.seed for e in self.episodes if e.record.seed is not None)
         repetitions = config.get("repetitions")
-        if not _is_number(repetitions):
+        if not is_number(repetitions):
             reps = [e.spec.get("repetition") for e in self.episodes]
             known = [int(r) for r in reps if isinstance(r, int | float)]
             repetitions = max(known) + 1 if known else 1
@@ -686,7 +527,7 @@ class _Builder:
                     _list(attitudes[key]) if attitudes[key] else "none",
                     (
                         f"{invalid}, up to {agent['max_reasks']} re-asks"
-                        if invalid and _is_number(agent.get("max_reasks"))
+                        if invalid and is_number(agent.get("max_reasks"))
                         else invalid or "–"
                     ),
                     ", ".join(f"{k}={v}" for k, v in sorted(others.items())) or "–",
@@ -1202,7 +1043,7 @@ class _Builder:
             if handle is not None:
                 handle.set_title(legend)
         shown = f"{context}: {title[0].lower()}{title[1:]}" if context else title
-        return _plot(plots.figure_png(figure, dpi=130), shown, caption)
+        return plot_view(plots.figure_png(figure, dpi=130), shown, caption)
 
     # -- SFEM --------------------------------------------------------------------------------------
 
@@ -1409,13 +1250,13 @@ class _Builder:
                     frameon=False, fontsize=9,
                 )  # fmt: skip
         return (
-            _plot(
+            plot_view(
                 plots.figure_png(bar, dpi=130),
                 f"{label}: importance for CR",
                 f"Mean absolute SHAP value of each setting value for the cooperation rate "
                 f"(in-sample R² of the forest: {result.r2:.2f}).",
             ),
-            _plot(
+            plot_view(
                 plots.figure_png(violin, dpi=130),
                 f"{label}: SHAP values for CR",
                 "Per game, how much each setting value moved the predicted cooperation rate "
@@ -1426,9 +1267,11 @@ class _Builder:
     def render(self) -> str:
         self.build_dataset()
         self.build_sfem()
+        counterfactual = counterfactual_section(self.store, self.experiment.id)
         sections = [
             self.methods(),
             self.cells(),
+            *([counterfactual] if counterfactual is not None else []),
             self.thesis_section(),
             self.plots_section(),
             self.sfem_section(),

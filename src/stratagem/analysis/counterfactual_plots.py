@@ -1,0 +1,113 @@
+"""Plots of seed-003's counterfactual analysis: paired differences, persistence, and RPS play
+against the equilibrium. matplotlib's object API only (see `plots`), PNG bytes out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+
+from matplotlib.figure import Figure
+
+from stratagem.analysis.counterfactual_tables import PairedCell
+from stratagem.analysis.plots import PALETTE, new_figure
+from stratagem.errors import StratagemError
+
+
+def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:
+    """One row per (prompt, opponent): variant minus default total points, with the bootstrap
+    interval, one colour per variant; the zero line is "no effect of the counterfactual"."""
+    shown = [c for c in cells if c.points is not None]
+    if not shown:
+        raise StratagemError("nothing to plot: no default and variant games were paired")
+    rows = list(dict.fromkeys((c.prompt, c.opponent) for c in shown))
+    variants = list(dict.fromkeys(c.variant_game for c in shown))
+    figure = new_figure(7.0, 1.2 + 0.32 * len(rows))
+    ax = figure.add_subplot()
+    step = 0.7 / max(1, len(variants))
+    for j, variant in enumerate(variants):
+        mine = {(c.prompt, c.opponent): c.points for c in shown if c.variant_game == variant}
+        ys, xs, lo, hi = [], [], [], []
+        for i, row in enumerate(rows):
+            d = mine.get(row)
+            if d is None:
+                continue
+            ys.append(i - 0.35 + step * (j + 0.5))
+            xs.append(d.mean_diff)
+            lo.append(d.mean_diff - (d.ci_low if d.ci_low is not None else d.mean_diff))
+            hi.append((d.ci_high if d.ci_high is not None else d.mean_diff) - d.mean_diff)
+        ax.errorbar(
+            xs, ys, xerr=[lo, hi], fmt="o", color=PALETTE[j % len(PALETTE)], label=variant,
+            markersize=4, capsize=2, elinewidth=1,
+        )  # fmt: skip
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [f"{p} vs {o}" for p, o in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("variant − default total points (mean, 95% bootstrap interval)")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(title="variant", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return figure
+
+
+def persistence_figure(cells: Sequence[PairedCell], title: str) -> Figure:
+    """Prompt × variant heat map of canonical-strategy persistence, averaged over opponents."""
+    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for c in cells:
+        if c.persistence.score is not None:
+            scores[(c.prompt, c.variant_game)].append(c.persistence.score)
+    if not scores:
+        raise StratagemError("nothing to plot: no persistence score")
+    prompts = list(dict.fromkeys(p for p, _ in scores))
+    variants = list(dict.fromkeys(v for _, v in scores))
+    grid = [[fmean(scores[(p, v)]) if (p, v) in scores else float("nan") for v in variants]
+            for p in prompts]  # fmt: skip
+    figure = new_figure(1.8 + 1.3 * len(variants), 1.0 + 0.45 * len(prompts))
+    ax = figure.add_subplot()
+    image = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            if value == value:  # not NaN
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center",
+                        color="white" if value < 0.6 else "black", fontsize=9)  # fmt: skip
+    ax.set_xticks(range(len(variants)), variants)
+    ax.set_yticks(range(len(prompts)), prompts)
+    ax.set_title(title)
+    figure.colorbar(image, ax=ax, label="persistence (1 = unchanged)")
+    return figure
+
+
+def action_distribution_figure(
+    shares: Mapping[str, Sequence[float]],
+    labels: Sequence[str],
+    equilibria: Sequence[Sequence[float]],
+    title: str,
+) -> Figure:
+    """Player 0's action shares per prompt (bars) against the stage game's equilibrium (black
+    marks): seed-003 §7.7's "equilibrium rigidity" shows as bars far from the marks."""
+    if not shares:
+        raise StratagemError("nothing to plot: no valid move")
+    prompts = list(shares)
+    figure = new_figure(7.0, 4.0)
+    ax = figure.add_subplot()
+    width = 0.8 / len(prompts)
+    for j, prompt in enumerate(prompts):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(len(labels))]
+        ax.bar(xs, shares[prompt], width=width * 0.95, color=PALETTE[j % len(PALETTE)],
+               label=prompt)  # fmt: skip
+    for k, sigma in enumerate(equilibria):
+        ax.hlines(
+            sigma, [i - 0.45 for i in range(len(labels))], [i + 0.45 for i in range(len(labels))],
+            colors="black", linewidth=2, linestyles="solid" if k == 0 else "dashed",
+            label="equilibrium" if k == 0 else "_another equilibrium",
+        )  # fmt: skip
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of player 0's valid moves")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return figure

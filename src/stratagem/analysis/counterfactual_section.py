@@ -1,0 +1,264 @@
+"""The report section of seed-003's counterfactual study: its tables in the paper's layout, our
+extra metrics, the paired counterfactual analysis and its plots.
+
+It appears for experiments whose games form counterfactual families: seed-003's catalog games,
+or any matrix game played together with variants of it (declared in the experiment file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stratagem.analysis import counterfactual_plots as cplots
+from stratagem.analysis import counterfactual_tables as ct
+from stratagem.analysis.counterfactual import equilibria
+from stratagem.analysis.plots import figure_png
+from stratagem.analysis.report_views import (
+    Block,
+    CellView,
+    Heading,
+    Note,
+    Paragraph,
+    PlotGrid,
+    Section,
+    TableView,
+    make_table,
+    plot_view,
+)
+from stratagem.experiments.store import ResultStore
+from stratagem.games.catalog import GAMES
+
+SECTION_ID = "counterfactual"
+
+_METRIC_TEXT = {
+    "points": (
+        "Total points",
+        "Player 0's total points over the game (an invalid round scores 0), mean ± sd over runs; "
+        "bold: the highest mean of each column.",
+    ),
+    "m": (
+        "Opponent comprehension round m",
+        "The first round from which player 0 did at least as well as mirroring its opponent "
+        "(PD family) or did not lose (RPS) in 90% of the remaining rounds; rounds + 1 when it "
+        "never did. Lower is earlier; bold: the lowest mean of each column.",
+    ),
+    "cooperation": (
+        "Cooperation rate",
+        "The share of rounds in which player 0 played the first action (cooperation or stag); "
+        "bold: the highest mean of each column.",
+    ),
+}
+
+_OURS = (
+    ("win_rate", "Win rate (ours)", "Share of rounds in which player 0 scored more than its "
+     "opponent."),
+    ("normalized_payoff", "Normalized payoff (ours)", "Total points rescaled to [0, 1] between "
+     "the worst and the best total the payoffs allow over the game."),
+    ("equilibrium_distance", "Distance to equilibrium (ours)", "Total-variation distance between "
+     "player 0's action shares and the nearest symmetric Nash equilibrium of the stage game (0: "
+     "it plays the equilibrium mix; lower is closer)."),
+)  # fmt: skip
+
+
+def _table(table: ct.StudyTable, keys: int, tag: str = "") -> TableView:
+    """A study table as a view: the first `keys` columns are labels, the rest values."""
+    rows = [
+        [CellView(c.text) for c in row[:keys]]
+        + [CellView(c.text, "num best" if c.best else "num") for c in row[keys:]]
+        for row in table.rows
+    ]
+    if not tag and table.table_number is not None:
+        tag = f"as Table {table.table_number} of the study"
+    return make_table(table.title, table.caption, table.columns, rows, tag=tag, fold=False)
+
+
+def _games_note(family: Sequence[str]) -> str:
+    parts = []
+    for name in family:
+        entry = GAMES.get(name)
+        if entry is None or not entry.source.startswith("seed-003"):
+            continue
+        text = f"{name} ({entry.description})"
+        if entry.paper_caption and entry.paper_caption != entry.counterfactual:
+            text += f", printed in the paper under the caption “{entry.paper_caption}”"
+        parts.append(text)
+    if not parts:
+        return ""
+    return (
+        "Variants are named by what they change (seed-003's PD tables carry the wrong captions): "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def counterfactual_section(store: ResultStore, experiment_id: str) -> Section | None:
+    """The section, or None when the experiment has no counterfactual family."""
+    games, skipped = ct.load_study_games(store, experiment_id)
+    groups = ct.families(games)
+    studied = {
+        d: f
+        for d, f in groups.items()
+        if len(f) > 1 or (d in GAMES and GAMES[d].family.startswith("seed-003"))
+    }
+    if not studied:
+        return None
+    games = [g for g in games if g.default in studied]
+    section = Section(SECTION_ID, "Counterfactual strategic reasoning (seed-003 tables)")
+    section.blocks.append(
+        Paragraph(
+            "These tables follow the layout of the study “Evaluating Counterfactual Strategic "
+            "Reasoning in Large Language Models”: one row per model and prompt of player 0, one "
+            "column per opponent, mean ± sample sd over runs. A counterfactual variant changes a "
+            "default game's action labels, its payoffs, or both; comparing a variant's cells "
+            "with the default's shows whether a model reasons about the incentives or repeats a "
+            "learned pattern."
+        )
+    )
+    if skipped:
+        section.blocks.append(
+            Note(f"{skipped} episode(s) are not 2-player matrix games and are left out here.")
+        )
+    for default, family in studied.items():
+        section.blocks.extend(_family_blocks(games, default, family))
+    section.blocks.append(Heading("Validity"))
+    section.blocks.append(_table(ct.validity_table(games, studied), 1, "as Tables 14 and 24"))
+    return section
+
+
+def _family_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str]) -> list[Block]:
+    blocks: list[Block] = [Heading(f"The {default} family: {', '.join(family)}")]
+    note = _games_note(family)
+    if note:
+        blocks.append(Note(note))
+    two_actions = all(len(g.data.labels) == 2 for g in games if g.game in family)
+    metrics = ("points", "m", "cooperation") if two_actions else ("points", "m")
+    for metric in metrics:
+        title, caption = _METRIC_TEXT[metric]
+        for game in family:
+            table = ct.opponent_table(games, game, metric, f"{title}: {game}", caption)
+            blocks.append(_table(table, 2))
+    blocks.append(
+        _table(
+            ct.game_table(
+                games, family, "efficiency", "Efficiency",
+                "Total points per thousand tokens of player 0's largest round (the study's "
+                "definition), all opponents pooled; bold: the highest mean of each column.",
+            ),
+            2,
+        )
+    )  # fmt: skip
+    blocks.append(Heading(f"The {default} family: metrics the study does not report (ours)"))
+    for metric, title, caption in _OURS:
+        blocks.append(_table(ct.game_table(games, family, metric, title, caption), 2))
+    blocks.append(
+        _table(
+            ct.game_table(
+                games, family, "efficiency_total", "Efficiency over the whole game (ours)",
+                "Total points per thousand tokens of the whole game (all rounds' tokens).",
+            ),
+            2,
+        )
+    )  # fmt: skip
+    exploit = ct.exploitability_table(games, family)
+    if exploit.rows and len(exploit.columns) > 3:
+        blocks.append(_table(exploit, 3))
+    blocks.extend(_paired_blocks(games, default, family))
+    if not two_actions:
+        blocks.extend(_action_blocks(games, family))
+    return blocks
+
+
+def _paired_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str]) -> list[Block]:
+    if len(family) < 2:
+        return []
+    cells = ct.paired_cells(games, family)
+    blocks: list[Block] = [Heading(f"The {default} family: paired counterfactual analysis (ours)")]
+    if not cells:
+        blocks.append(Note("No cell was played in both the default game and a variant."))
+        return blocks
+    blocks.append(
+        Paragraph(
+            "For each model, prompt and opponent, each variant is compared with the default game "
+            "run by run (runs paired by repetition): Δ is variant minus default total points, "
+            "with a 95% bootstrap interval (bold when it excludes 0). Persistence is how much of "
+            "the default game's behaviour survives in the variant: 1 minus the total-variation "
+            "distance between player 0's move distributions by strategic role, at the start and "
+            "after each opponent move. High persistence under a label-only change is robustness; "
+            "under a payoff change it is a canonical strategy carried over while the incentives "
+            "moved."
+        )
+    )
+    variants = list(dict.fromkeys(c.variant_game for c in cells))
+    by_key = {(c.model, c.prompt, c.opponent, c.variant_game): c for c in cells}
+    rows = []
+    for model, prompt, opponent in dict.fromkeys((c.model, c.prompt, c.opponent) for c in cells):
+        row: list[object] = [model, prompt, opponent]
+        for v in variants:
+            c = by_key.get((model, prompt, opponent, v))
+            significant = c is not None and c.points is not None and c.points.significant
+            row.append(CellView(ct.describe(c.points if c else None),
+                                "num best" if significant else "num"))  # fmt: skip
+            score = c.persistence.score if c else None
+            row.append(CellView("–" if score is None else f"{score:.2f}", "num"))
+        rows.append(row)
+    columns = ["model", "prompt", "opponent"]
+    for v in variants:
+        columns += [f"Δ points {v}", f"persistence {v}"]
+    blocks.append(
+        make_table(
+            "Default vs variants, cell by cell",
+            "Paired differences of total points and canonical-strategy persistence.",
+            columns,
+            rows,
+        )
+    )
+    plots = []
+    for model in dict.fromkeys(c.model for c in cells):
+        mine = [c for c in cells if c.model == model]
+        if any(c.points is not None for c in mine):
+            plots.append(
+                plot_view(
+                    figure_png(cplots.paired_points_figure(mine, f"{model}: {default} family")),
+                    f"Paired differences, {model}",
+                    "Each variant minus the default game, per prompt and opponent; a bar "
+                    "crossing 0 is no clear effect.",
+                )
+            )
+        if any(c.persistence.score is not None for c in mine):
+            plots.append(
+                plot_view(
+                    figure_png(cplots.persistence_figure(mine, f"{model}: persistence")),
+                    f"Canonical-strategy persistence, {model}",
+                    "Per prompt and variant, averaged over opponents: 1 = the default game's "
+                    "behaviour unchanged.",
+                )
+            )
+    if plots:
+        blocks.append(PlotGrid(tuple(plots)))
+    return blocks
+
+
+def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Block]:
+    plots = []
+    for game in family:
+        sample = next((g for g in games if g.game == game), None)
+        if sample is None:
+            continue
+        shares = ct.action_shares(games, game)
+        for model in dict.fromkeys(m for m, _ in shares):
+            mine = {p: s for (m, p), s in shares.items() if m == model}
+            plots.append(
+                plot_view(
+                    figure_png(
+                        cplots.action_distribution_figure(
+                            mine, sample.data.labels, equilibria(sample.data), f"{model}: {game}"
+                        )
+                    ),
+                    f"Action distribution vs equilibrium: {game}, {model}",
+                    "Player 0's share of each action per prompt (all opponents and runs), and "
+                    "the stage game's Nash equilibrium (black).",
+                )
+            )
+    if not plots:
+        return []
+    return [Heading("Action distribution against the equilibrium"), PlotGrid(tuple(plots))]

@@ -1,0 +1,472 @@
+"""seed-003's result tables, its paired counterfactual analysis and its plots, from the store.
+
+The study's tables (spec §5.8, §7) have one row per model and prompt of player 0 (zs, cot, spp,
+sc-zs, sc-cot, sc-spp) and one column per opponent (the LLM opponents zs, spp, cot, then the bots
+SREP, PP, MF or AP, TFT); a cell is mean ± sample sd over the runs, 1 decimal, and the best mean of
+each column is bold (the highest; for m, the lowest). Efficiency (Tables 13, 23) pools the
+opponents per game; validity (Tables 14, 24) pools everything per model.
+
+The paired analysis (ours, not the paper's) compares each variant with its default game cell by
+cell: same model, prompt and opponent, runs paired by repetition. It reads episodes played by
+stratagem and imported ones alike (docs/episode-format.md): the row is the agent's name (or player
+0's name), the column the opponent's, the run the spec's repetition (or `iteration`, or the seed).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stratagem.analysis import paired
+from stratagem.analysis.counterfactual import (
+    CounterfactualGame,
+    game_metrics,
+    mean_sd,
+)
+from stratagem.errors import StratagemError
+from stratagem.experiments.store import EpisodeRecord, ResultStore
+from stratagem.games.catalog import GAMES, get_entry
+from stratagem.strategies.counterfactual_bots import (
+    BestResponseToLast,
+    BestResponseToMode,
+    Pattern,
+    SingleRoundEquilibrium,
+)
+from stratagem.strategies.registry import get_strategy
+
+ROW_ORDER = ("zs", "cot", "spp", "sc-zs", "sc-cot", "sc-spp")
+"""seed-003 §3.1: the row order of every table."""
+COLUMN_ORDER = ("zs", "spp", "cot", "srep", "pp", "mf", "ap", "tft")
+"""seed-003 §3.1: the column order (MF in the PD family, AP in RPS)."""
+VARIANT_ORDER = ("default", "label-based", "payoff-based", "joint")
+
+TABLE_NUMBERS: dict[str, dict[str, int]] = {
+    # seed-003 §1.2-1.3: the table of each metric for each game (PD captions are wrong, §0.1,
+    # but the numbers are the tables these games' data are printed in).
+    "points": {"pd": 1, "pd-alt": 2, "sh": 3, "sh-alt": 4,
+               "eq1": 15, "eq1-alt": 16, "ba3": 17, "ba3-alt": 18},
+    "m": {"pd": 5, "pd-alt": 6, "sh": 7, "sh-alt": 8,
+          "eq1": 19, "eq1-alt": 20, "ba3": 21, "ba3-alt": 22},
+    "cooperation": {"pd": 9, "pd-alt": 10, "sh": 11, "sh-alt": 12},
+    "efficiency": {"pd": 13, "eq1": 23},
+    "validity": {"pd": 14, "eq1": 24},
+}  # fmt: skip
+
+LOWER_IS_BETTER = {"m", "equilibrium_distance"}
+
+
+# -- the games of an experiment --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyGame:
+    """One stored game, placed in the study's tables."""
+
+    model: str
+    prompt: str
+    """The table row: player 0's agent (zs, cot, sc-zs, ...)."""
+    opponent: str
+    """The table column (zs, srep, mf, ...)."""
+    opponent_spec: str
+    """The opponent as stored (a strategy spec, for the bot ceilings)."""
+    game: str
+    default: str
+    """The default game this one is a variant of (itself for a default game)."""
+    variant: str
+    """default, label-based, payoff-based, joint, or the game's name for other variants."""
+    run: str
+    data: CounterfactualGame
+    metrics: Mapping[str, float | None]
+    """`counterfactual.game_metrics` of the game, computed once."""
+
+
+def _catalog_name(name: str) -> str:
+    """seed-003 logs name games `pd/sh` or `rps/ba3` (docs/episode-format.md)."""
+    family, _, setting = name.partition("/")
+    return setting if family in ("pd", "rps") and setting in GAMES else name
+
+
+def _default_and_variant(record: EpisodeRecord) -> tuple[str, str]:
+    name = _catalog_name(record.game)
+    declared = (record.spec or {}).get("variant")
+    if isinstance(declared, Mapping) and isinstance(declared.get("base"), str):
+        base = str(declared["base"])
+        default, _ = _default_and_variant_of(base)
+        return default, name
+    return _default_and_variant_of(name)
+
+
+def _default_and_variant_of(name: str) -> tuple[str, str]:
+    try:
+        entry = get_entry(name)
+    except StratagemError:
+        return name, "default"
+    if entry.variant_of is not None:
+        return entry.variant_of, entry.counterfactual or name
+    return name, entry.counterfactual or "default"
+
+
+def _opponent_column(spec: str, kind: str | None, n_actions: int) -> str:
+    """The study's column name of an opponent: an LLM agent's name, or the bot's short name."""
+    if spec.startswith("agent:"):
+        return spec[len("agent:") :]
+    if kind == "llm":
+        return spec.split(":", 1)[0]
+    try:
+        strategy = get_strategy(spec)
+    except StratagemError:
+        return spec
+    if isinstance(strategy, SingleRoundEquilibrium):
+        return "srep"
+    if isinstance(strategy, Pattern):
+        return "pp"
+    if isinstance(strategy, BestResponseToMode):
+        return "mf" if n_actions == 2 else "ap"  # seed-003 §2.2: one bot, two names
+    if isinstance(strategy, BestResponseToLast):
+        return "tft"
+    return spec
+
+
+def _run(record: EpisodeRecord) -> str:
+    spec = record.spec or {}
+    for key in ("repetition", "iteration"):
+        if key in spec:
+            return f"{spec.get('seed', record.seed)}:{spec[key]}"
+    return str(record.seed)
+
+
+def load_study_games(
+    store: ResultStore, experiment_id: str, *, tp: float = 0.9
+) -> tuple[list[StudyGame], int]:
+    """The finished 2-player matrix games of an experiment, and how many episodes were skipped
+    (not 2-player matrix games, or not readable as one). `tp` is m's threshold (§5.2)."""
+    out: list[StudyGame] = []
+    skipped = 0
+    for record in store.episodes(experiment_id, status="finished"):
+        rounds = store.rounds(record.id)
+        if len(record.players) != 2 or not rounds:
+            skipped += 1
+            continue
+        try:
+            data = CounterfactualGame.from_records(record, rounds)
+        except StratagemError:
+            skipped += 1
+            continue
+        spec = record.spec or {}
+        agent = spec.get("agent")
+        me, them = record.players
+        prompt = agent.get("name") if isinstance(agent, Mapping) else None
+        prompt = str(prompt or me.get("agent") or me.get("name", "")).split(":", 1)[0]
+        opponent_spec = str(spec.get("opponent") or them.get("name", ""))
+        default, variant = _default_and_variant(record)
+        out.append(
+            StudyGame(
+                model=str(spec.get("model") or me.get("model") or me.get("name", "")),
+                prompt=prompt,
+                opponent=_opponent_column(opponent_spec, them.get("kind"), data.n_actions[1]),
+                opponent_spec=opponent_spec,
+                game=_catalog_name(record.game),
+                default=default,
+                variant=variant,
+                run=_run(record),
+                data=data,
+                metrics=game_metrics(data, opponent_spec, tp=tp),
+            )
+        )
+    return out, skipped
+
+
+# -- tables ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    best: bool = False
+    """Bold in the study's layout (the column's best mean)."""
+
+
+@dataclass(frozen=True)
+class StudyTable:
+    key: str
+    title: str
+    caption: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    table_number: int | None = None
+
+
+def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
+    distinct = list(dict.fromkeys(values))
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(distinct, key=lambda v: (rank.get(v, len(order)), v))
+
+
+def families(games: Sequence[StudyGame]) -> dict[str, list[str]]:
+    """Default game -> its games in the study's order (default, label, payoff, joint, others)."""
+    out: dict[str, list[StudyGame]] = defaultdict(list)
+    for g in games:
+        out[g.default].append(g)
+    return {
+        default: list(
+            dict.fromkeys(
+                g.game
+                for g in sorted(
+                    members,
+                    key=lambda g: (
+                        VARIANT_ORDER.index(g.variant) if g.variant in VARIANT_ORDER else 9,
+                        g.game,
+                    ),
+                )
+            )
+        )
+        for default, members in out.items()
+    }
+
+
+def _metric_values(games: Iterable[StudyGame], metric: str) -> list[float]:
+    return [v for g in games if (v := g.metrics[metric]) is not None]
+
+
+def _format(values: Sequence[float], decimals: int) -> tuple[str, float | None]:
+    if not values:
+        return "–", None
+    mean, sd, _ = mean_sd(values)
+    spread = "" if sd is None else f" ± {sd:.{decimals}f}"
+    return f"{mean:.{decimals}f}{spread}", mean
+
+
+def _with_best(
+    grid: list[list[tuple[str, float | None]]], lower: bool
+) -> tuple[tuple[Cell, ...], ...]:
+    """Cells, the best mean of each column marked (seed-003 §5.8)."""
+    marked = [[Cell(text) for text, _ in row] for row in grid]
+    for j in range(len(grid[0]) if grid else 0):
+        means = [mean for row in grid if (mean := row[j][1]) is not None]
+        if len(means) < 2:
+            continue
+        best = min(means) if lower else max(means)
+        for i, row in enumerate(grid):
+            text, mean = row[j]
+            if mean is not None and abs(mean - best) < 1e-9:
+                marked[i][j] = Cell(text, best=True)
+    return tuple(tuple(row) for row in marked)
+
+
+def opponent_table(
+    games: Sequence[StudyGame], game: str, metric: str, title: str, caption: str
+) -> StudyTable:
+    """Rows model × prompt, columns the opponents, for one game (Tables 1-12, 15-22)."""
+    mine = [g for g in games if g.game == game]
+    rows = sorted({(g.model, g.prompt) for g in mine}, key=_row_key)
+    columns = _ordered((g.opponent for g in mine), COLUMN_ORDER)
+    cells: dict[tuple[str, str, str], list[StudyGame]] = defaultdict(list)
+    for g in mine:
+        cells[(g.model, g.prompt, g.opponent)].append(g)
+    decimals = 2 if metric in ("cooperation", "efficiency") else 1
+    grid = [
+        [_format(_metric_values(cells[(m, p, c)], metric), decimals) for c in columns]
+        for m, p in rows
+    ]
+    body = _with_best(grid, metric in LOWER_IS_BETTER)
+    return StudyTable(
+        f"{metric}/{game}",
+        title,
+        caption,
+        ("model", "prompt", *columns),
+        tuple((Cell(m), Cell(p), *row) for (m, p), row in zip(rows, body, strict=True)),
+        TABLE_NUMBERS.get(metric, {}).get(game),
+    )
+
+
+def game_table(
+    games: Sequence[StudyGame],
+    family: Sequence[str],
+    metric: str,
+    title: str,
+    caption: str,
+    *,
+    decimals: int = 2,
+    opponents: Callable[[StudyGame], bool] = lambda g: True,
+) -> StudyTable:
+    """Rows model × prompt, columns the family's games, opponents pooled (Tables 13, 23)."""
+    mine = [g for g in games if g.game in family and opponents(g)]
+    rows = sorted({(g.model, g.prompt) for g in mine}, key=_row_key)
+    cells: dict[tuple[str, str, str], list[StudyGame]] = defaultdict(list)
+    for g in mine:
+        cells[(g.model, g.prompt, g.game)].append(g)
+    grid = [
+        [_format(_metric_values(cells[(m, p, game)], metric), decimals) for game in family]
+        for m, p in rows
+    ]
+    body = _with_best(grid, metric in LOWER_IS_BETTER)
+    return StudyTable(
+        f"{metric}/{family[0]}",
+        title,
+        caption,
+        ("model", "prompt", *family),
+        tuple((Cell(m), Cell(p), *row) for (m, p), row in zip(rows, body, strict=True)),
+        TABLE_NUMBERS.get(metric, {}).get(family[0]),
+    )
+
+
+def validity_table(games: Sequence[StudyGame], groups: Mapping[str, Sequence[str]]) -> StudyTable:
+    """Valid-outcome % per model, everything pooled per family (Tables 14, 24)."""
+    models = sorted({g.model for g in games})
+    defaults = list(groups)
+    grid = [
+        [
+            _format(
+                _metric_values(
+                    [g for g in games if g.model == model and g.game in groups[d]], "validity"
+                ),
+                1,
+            )
+            for d in defaults
+        ]
+        for model in models
+    ]
+    body = _with_best(grid, lower=False)
+    return StudyTable(
+        "validity",
+        "Valid outcomes (%)",
+        "The share of rounds with a valid outcome, per model, over all its prompts, opponents "
+        "and games of each family (mean ± sd over games).",
+        ("model", *(f"{d} family" for d in defaults)),
+        tuple((Cell(m), *row) for m, row in zip(models, body, strict=True)),
+    )
+
+
+def exploitability_table(games: Sequence[StudyGame], family: Sequence[str]) -> StudyTable:
+    """Ours: total points minus the best any policy can score against each bot."""
+    mine = [g for g in games if g.game in family]
+    bots = [c for c in _ordered((g.opponent for g in mine), COLUMN_ORDER) if c in _BOTS]
+    rows = sorted({(g.model, g.prompt, g.game) for g in mine}, key=lambda r: (
+        r[0], _prompt_rank(r[1]), family.index(r[2])))  # fmt: skip
+    cells: dict[tuple[str, str, str, str], list[StudyGame]] = defaultdict(list)
+    for g in mine:
+        cells[(g.model, g.prompt, g.game, g.opponent)].append(g)
+    grid = [
+        [_format(_metric_values(cells[(m, p, game, b)], "exploitability"), 1) for b in bots]
+        for m, p, game in rows
+    ]
+    body = _with_best(grid, lower=False)
+    return StudyTable(
+        f"exploitability/{family[0]}",
+        "Exploitability of the bots (ours)",
+        "Total points minus the most any policy can expect against the bot over the game "
+        "(computed from the bot's rule, its realised opening and the payoffs): 0 means the bot "
+        "was fully exploited, more negative means more points left on the table.",
+        ("model", "prompt", "game", *bots),
+        tuple(
+            (Cell(m), Cell(p), Cell(game), *row)
+            for (m, p, game), row in zip(rows, body, strict=True)
+        ),
+    )
+
+
+_BOTS = ("srep", "pp", "mf", "ap", "tft")
+
+
+def _prompt_rank(prompt: str) -> tuple[int, str]:
+    return (ROW_ORDER.index(prompt) if prompt in ROW_ORDER else len(ROW_ORDER), prompt)
+
+
+def _row_key(row: tuple[str, str]) -> tuple[str, tuple[int, str]]:
+    return row[0], _prompt_rank(row[1])
+
+
+# -- the paired analysis (ours) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedCell:
+    model: str
+    prompt: str
+    opponent: str
+    variant_game: str
+    variant: str
+    points: paired.PairedDifference | None
+    """Variant minus default total points over the runs both have; None without a pair."""
+    persistence: paired.Persistence
+    persistence_ci: tuple[float | None, float | None]
+
+
+def paired_cells(
+    games: Sequence[StudyGame], family: Sequence[str], *, n_boot: int = 1000, seed: int = 0
+) -> list[PairedCell]:
+    """Default vs each variant, per model, prompt and opponent (runs paired by repetition)."""
+    default = family[0]
+    by_cell: dict[tuple[str, str, str, str], dict[str, StudyGame]] = defaultdict(dict)
+    for g in games:
+        if g.game in family:
+            by_cell[(g.model, g.prompt, g.opponent, g.game)][g.run] = g
+    out = []
+    keys = sorted({(m, p, o) for m, p, o, _ in by_cell}, key=lambda k: (
+        k[0], _prompt_rank(k[1]), _column_rank(k[2])))  # fmt: skip
+    for model, prompt, opponent in keys:
+        base = by_cell.get((model, prompt, opponent, default), {})
+        if not base:
+            continue
+        n_actions = len(next(iter(base.values())).data.labels)
+        for game in family[1:]:
+            other = by_cell.get((model, prompt, opponent, game), {})
+            if not other:
+                continue
+            runs = sorted(set(base) & set(other))
+            points = (
+                paired.paired_difference(
+                    [_points(base[r]) for r in runs],
+                    [_points(other[r]) for r in runs],
+                    n_boot=n_boot,
+                    seed=seed,
+                )
+                if runs
+                else None
+            )
+            d_moves = [g.data.moves for g in base.values()]
+            v_moves = [g.data.moves for g in other.values()]
+            out.append(
+                PairedCell(
+                    model, prompt, opponent, game, next(iter(other.values())).variant, points,
+                    paired.persistence(d_moves, v_moves, n_actions),
+                    paired.persistence_interval(d_moves, v_moves, n_actions, n_boot=n_boot,
+                                                seed=seed),
+                )
+            )  # fmt: skip
+    return out
+
+
+def _points(g: StudyGame) -> float:
+    return sum(p for p, _ in g.data.payoffs)
+
+
+def _column_rank(column: str) -> tuple[int, str]:
+    return (COLUMN_ORDER.index(column) if column in COLUMN_ORDER else len(COLUMN_ORDER), column)
+
+
+def action_shares(
+    games: Sequence[StudyGame], game: str
+) -> dict[tuple[str, str], tuple[float, ...]]:
+    """Player 0's action distribution per (model, prompt) in one game, its valid moves pooled over
+    opponents and runs (seed-003 §5.3: the RPS "action distribution")."""
+    totals: dict[tuple[str, str], list[int]] = {}
+    for g in games:
+        if g.game != game:
+            continue
+        counts = totals.setdefault((g.model, g.prompt), [0] * len(g.data.labels))
+        for own, _ in g.data.moves:
+            if own is not None:
+                counts[own] += 1
+    return {key: tuple(c / sum(cs) for c in cs) for key, cs in totals.items() if sum(cs)}
+
+
+def describe(value: Any) -> str:
+    """A paired difference as text: `+3.0 [+1.0, +5.0]`."""
+    if not isinstance(value, paired.PairedDifference):
+        return "–"
+    if value.ci_low is None or value.ci_high is None:
+        return f"{value.mean_diff:+.1f}"
+    return f"{value.mean_diff:+.1f} [{value.ci_low:+.1f}, {value.ci_high:+.1f}]"
