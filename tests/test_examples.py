@@ -20,6 +20,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("anthropic.yaml", 18),
         ("thesis.yaml", 252),  # seed-001 §4.6: the thesis' 252 games
         ("thesis-local.yaml", 21),
+        # seed-003 §3.1: 8 games x (3x7x5 + 3x7x2) = 1,176 games per model, two models.
+        ("counterfactual.yaml", 2352),
+        ("counterfactual-local.yaml", 128),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:

@@ -53,15 +53,23 @@ def test_json_output_sends_a_schema_and_parses_the_thesis_format() -> None:
     assert decision.messages[-1] == {"role": "assistant", "content": "{'DECISION': 'cooperate'}"}
 
 
-def test_unconstrained_and_tag_outputs_send_no_constraint() -> None:
+def test_unconstrained_outputs_send_no_constraint() -> None:
     for prompter, reply in [
         (Prompter("prisoner", output="choice"), "Defect"),
         (Prompter("neutral", output="tag"), "[move] defect"),
     ]:
         client = ScriptedClient([reply])
-        agent = PlainLLMAgent(client, prompter, constrain=prompter.output == "tag")
+        agent = PlainLLMAgent(client, prompter, constrain=False)
         asyncio.run(agent.act(dilemma().initial_state().observation(0)))
         assert client.requests[0].choices == () and client.requests[0].json_schema is None
+
+
+def test_constrained_tag_output_allows_the_shortest_move_message() -> None:
+    client = ScriptedClient(["[move] defect"])
+    agent = PlainLLMAgent(client, Prompter("neutral", output="tag"))
+    decision = asyncio.run(agent.act(dilemma().initial_state().observation(0)))
+    assert decision.action == "defect" and decision.valid
+    assert client.requests[0].choices == ("[move] cooperate", "[move] defect")
 
 
 def test_reasks_then_valid() -> None:

@@ -55,7 +55,7 @@ def write_config(path: Path, base_url: str, **overrides: Any) -> Path:
         # (unconstrained request: the server answers REFUSAL, never a move message).
         "agents": [
             {"name": "choice", "output": "choice"},
-            {"name": "tag", "output": "tag", "max_reasks": 1},
+            {"name": "tag", "output": "tag", "max_reasks": 1, "constrain": False},
         ],
         "games": ["dilemma"],
         "opponents": ["TitForTat"],

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stratagem.analysis import paired
@@ -40,7 +40,6 @@ ROW_ORDER = ("zs", "cot", "spp", "sc-zs", "sc-cot", "sc-spp")
 """seed-003 §3.1: the row order of every table."""
 COLUMN_ORDER = ("zs", "spp", "cot", "srep", "pp", "mf", "ap", "tft")
 """seed-003 §3.1: the column order (MF in the PD family, AP in RPS)."""
-VARIANT_ORDER = ("default", "label-based", "payoff-based", "joint")
 
 TABLE_NUMBERS: dict[str, dict[str, int]] = {
     # seed-003 §1.2-1.3: the table of each metric for each game (PD captions are wrong, §0.1,
@@ -55,6 +54,9 @@ TABLE_NUMBERS: dict[str, dict[str, int]] = {
 }  # fmt: skip
 
 LOWER_IS_BETTER = {"m", "equilibrium_distance"}
+
+_CATALOG_ORDER = {name: i for i, name in enumerate(GAMES)}
+"""Catalog games in the catalog's order (seed-003's: pd, pd-alt, sh, sh-alt), then the rest."""
 
 
 # -- the games of an experiment --------------------------------------------------------------------
@@ -150,7 +152,9 @@ def load_study_games(
             skipped += 1
             continue
         try:
-            data = CounterfactualGame.from_records(record, rounds)
+            # A seed-003 log's `pd/sh` is the catalog's `sh` (its labels and payoffs).
+            named = replace(record, game=_catalog_name(record.game))
+            data = CounterfactualGame.from_records(named, rounds)
         except StratagemError:
             skipped += 1
             continue
@@ -215,10 +219,7 @@ def families(games: Sequence[StudyGame]) -> dict[str, list[str]]:
                 g.game
                 for g in sorted(
                     members,
-                    key=lambda g: (
-                        VARIANT_ORDER.index(g.variant) if g.variant in VARIANT_ORDER else 9,
-                        g.game,
-                    ),
+                    key=lambda g: (_CATALOG_ORDER.get(g.game, len(_CATALOG_ORDER)), g.game),
                 )
             )
         )

@@ -1,0 +1,68 @@
+"""seed-003's report section, on a scripted run (logic only) and on imported external logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from stratagem.analysis import counterfactual_tables as ct
+from stratagem.analysis.report import build_report
+from stratagem.experiments.config import ExperimentConfig
+from stratagem.experiments.episode_io import import_episodes
+from stratagem.experiments.runner import STORE_FILE, Runner
+from stratagem.experiments.store import ResultStore
+
+
+def test_the_report_has_the_study_tables_and_the_paired_analysis(tmp_path: Path) -> None:
+    config = ExperimentConfig.model_validate({
+        "name": "cf", "output": str(tmp_path),
+        "models": [{"model": "scripted/defect"}],
+        "agents": [{"name": "zs", "framing": "counterfactual", "output": "choice",
+                    "history": "chat", "repetitions": 2}],
+        "games": ["pd", "pd-alt", "eq1", "ba3"], "opponents": ["srep", "pp", "agent:zs"],
+        "rounds": [4],
+    })  # fmt: skip
+    asyncio.run(Runner(config, show_progress=False).run())
+    html = build_report(tmp_path).read_text(encoding="utf-8")
+    assert "Counterfactual strategic reasoning (seed-003 tables)" in html
+    for tag in ("as Table 1 of the study", "as Table 6 of the study", "as Table 17 of the study",
+                "as Table 13 of the study", "as Tables 14 and 24"):  # fmt: skip
+        assert tag in html
+    assert "printed in the paper under the caption “label-based”" in html  # pd-alt, gotcha 1
+    assert "Default vs variants, cell by cell" in html
+    assert "Action distribution vs equilibrium: ba3" in html
+    with ResultStore(tmp_path / STORE_FILE) as store:
+        games, skipped = ct.load_study_games(store, "cf")
+    assert skipped == 0 and {g.opponent for g in games} == {"srep", "pp", "zs"}
+    cells = ct.paired_cells(games, ["pd", "pd-alt"])
+    # scripted/defect always defects: behaviour by role is unchanged, so persistence is 1.
+    assert cells and all(c.persistence.score == 1.0 for c in cells)
+    assert all(c.points is not None and c.points.n == 2 for c in cells)
+
+
+def test_imported_logs_of_another_tool_get_the_same_tables(tmp_path: Path) -> None:
+    """docs/episode-format.md: seed-003 game.json files as JSONL lines."""
+    lines = []
+    for run in range(2):
+        for game, moves in (("pd/pd", ["defection"] * 4), ("pd/sh", ["stag"] * 4)):
+            lines.append({
+                "game": game, "players": [{"name": "zs", "kind": "llm", "model": "m"}, "tft-br"],
+                "spec": {"iteration": run},
+                "rounds": [{"actions": [a, a], "tokens": [100 + t, None]}
+                           for t, a in enumerate(moves)],
+            })  # fmt: skip
+    path = tmp_path / "logs.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+    with ResultStore(tmp_path / STORE_FILE) as store:
+        import_episodes(store, path, experiment_id="logs", source="import:seed-003")
+        games, skipped = ct.load_study_games(store, "logs")
+    assert skipped == 0 and {(g.game, g.default, g.opponent) for g in games} == {
+        ("pd", "pd", "tft"), ("sh", "pd", "tft")}  # fmt: skip
+    table = ct.opponent_table(games, "sh", "points", "t", "c")
+    assert [c.text for c in table.rows[0]] == ["m", "zs", "24.0 ± 0.0"]  # 4 x mutual stag (6)
+    (cell,) = ct.paired_cells(games, ["pd", "sh"])
+    assert cell.points is not None and cell.points.mean_diff == 24.0 - 8.0
+    assert cell.persistence.score == 0.0  # always b in pd, always a in sh
+    html = build_report(tmp_path, "logs").read_text(encoding="utf-8")
+    assert "Counterfactual strategic reasoning" in html
