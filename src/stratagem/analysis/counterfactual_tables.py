@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from stratagem.analysis import paired
 from stratagem.analysis.counterfactual import (
@@ -261,12 +260,44 @@ def opponent_table(
 ) -> StudyTable:
     """Rows model × prompt, columns the opponents, for one game (Tables 1-12, 15-22)."""
     mine = [g for g in games if g.game == game]
-    rows = sorted({(g.model, g.prompt) for g in mine}, key=_row_key)
     columns = _ordered((g.opponent for g in mine), COLUMN_ORDER)
-    cells: dict[tuple[str, str, str], list[StudyGame]] = defaultdict(list)
-    for g in mine:
-        cells[(g.model, g.prompt, g.opponent)].append(g)
     decimals = 2 if metric in ("cooperation", "efficiency") else 1
+    return _model_prompt_table(
+        mine, lambda g: g.opponent, columns, metric, decimals, game, title, caption
+    )
+
+
+def game_table(
+    games: Sequence[StudyGame],
+    family: Sequence[str],
+    metric: str,
+    title: str,
+    caption: str,
+    *,
+    decimals: int = 2,
+) -> StudyTable:
+    """Rows model × prompt, columns the family's games, opponents pooled (Tables 13, 23)."""
+    mine = [g for g in games if g.game in family]
+    return _model_prompt_table(
+        mine, lambda g: g.game, list(family), metric, decimals, family[0], title, caption
+    )
+
+
+def _model_prompt_table(
+    games: Sequence[StudyGame],
+    column_of: Callable[[StudyGame], str],
+    columns: Sequence[str],
+    metric: str,
+    decimals: int,
+    game: str,
+    title: str,
+    caption: str,
+) -> StudyTable:
+    """The study's layout: a row per model and prompt, mean ± sd cells, best of each column."""
+    rows = sorted({(g.model, g.prompt) for g in games}, key=_row_key)
+    cells: dict[tuple[str, str, str], list[StudyGame]] = defaultdict(list)
+    for g in games:
+        cells[(g.model, g.prompt, column_of(g))].append(g)
     grid = [
         [_format(_metric_values(cells[(m, p, c)], metric), decimals) for c in columns]
         for m, p in rows
@@ -279,37 +310,6 @@ def opponent_table(
         ("model", "prompt", *columns),
         tuple((Cell(m), Cell(p), *row) for (m, p), row in zip(rows, body, strict=True)),
         TABLE_NUMBERS.get(metric, {}).get(game),
-    )
-
-
-def game_table(
-    games: Sequence[StudyGame],
-    family: Sequence[str],
-    metric: str,
-    title: str,
-    caption: str,
-    *,
-    decimals: int = 2,
-    opponents: Callable[[StudyGame], bool] = lambda g: True,
-) -> StudyTable:
-    """Rows model × prompt, columns the family's games, opponents pooled (Tables 13, 23)."""
-    mine = [g for g in games if g.game in family and opponents(g)]
-    rows = sorted({(g.model, g.prompt) for g in mine}, key=_row_key)
-    cells: dict[tuple[str, str, str], list[StudyGame]] = defaultdict(list)
-    for g in mine:
-        cells[(g.model, g.prompt, g.game)].append(g)
-    grid = [
-        [_format(_metric_values(cells[(m, p, game)], metric), decimals) for game in family]
-        for m, p in rows
-    ]
-    body = _with_best(grid, metric in LOWER_IS_BETTER)
-    return StudyTable(
-        f"{metric}/{family[0]}",
-        title,
-        caption,
-        ("model", "prompt", *family),
-        tuple((Cell(m), Cell(p), *row) for (m, p), row in zip(rows, body, strict=True)),
-        TABLE_NUMBERS.get(metric, {}).get(family[0]),
     )
 
 
@@ -359,7 +359,9 @@ def exploitability_table(games: Sequence[StudyGame], family: Sequence[str]) -> S
         "Exploitability of the bots (ours)",
         "Total points minus the most any policy can expect against the bot over the game "
         "(computed from the bot's rule, its realised opening and the payoffs): 0 means the bot "
-        "was fully exploited, more negative means more points left on the table.",
+        "was fully exploited, more negative means more points left on the table. Against SREP, "
+        "which draws its moves at random, the ceiling is an expectation, so a lucky game can "
+        "exceed it.",
         ("model", "prompt", "game", *bots),
         tuple(
             (Cell(m), Cell(p), Cell(game), *row)
@@ -464,9 +466,9 @@ def action_shares(
     return {key: tuple(c / sum(cs) for c in cs) for key, cs in totals.items() if sum(cs)}
 
 
-def describe(value: Any) -> str:
+def describe(value: paired.PairedDifference | None) -> str:
     """A paired difference as text: `+3.0 [+1.0, +5.0]`."""
-    if not isinstance(value, paired.PairedDifference):
+    if value is None:
         return "–"
     if value.ci_low is None or value.ci_high is None:
         return f"{value.mean_diff:+.1f}"
