@@ -23,6 +23,7 @@ from stratagem.analysis.counterfactual import (
     CounterfactualGame,
     game_metrics,
     mean_sd,
+    total_points,
 )
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord, ResultStore
@@ -90,7 +91,7 @@ def _catalog_name(name: str) -> str:
 
 
 def _default_and_variant(record: EpisodeRecord) -> tuple[str, str]:
-    name = _catalog_name(record.game)
+    name = record.game
     declared = (record.spec or {}).get("variant")
     if isinstance(declared, Mapping) and isinstance(declared.get("base"), str):
         base = str(declared["base"])
@@ -150,10 +151,10 @@ def load_study_games(
         if len(record.players) != 2 or not rounds:
             skipped += 1
             continue
+        # A seed-003 log's `pd/sh` is the catalog's `sh` (its labels and payoffs).
+        record = replace(record, game=_catalog_name(record.game))
         try:
-            # A seed-003 log's `pd/sh` is the catalog's `sh` (its labels and payoffs).
-            named = replace(record, game=_catalog_name(record.game))
-            data = CounterfactualGame.from_records(named, rounds)
+            data = CounterfactualGame.from_records(record, rounds)
         except StratagemError:
             skipped += 1
             continue
@@ -170,7 +171,7 @@ def load_study_games(
                 prompt=prompt,
                 opponent=_opponent_column(opponent_spec, them.get("kind"), data.n_actions[1]),
                 opponent_spec=opponent_spec,
-                game=_catalog_name(record.game),
+                game=record.game,
                 default=default,
                 variant=variant,
                 run=_run(record),
@@ -201,10 +202,13 @@ class StudyTable:
     table_number: int | None = None
 
 
+def _rank(value: str, order: Sequence[str]) -> tuple[int, str]:
+    """Sort key: the study's order first, then the other names alphabetically."""
+    return (order.index(value) if value in order else len(order), value)
+
+
 def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
-    distinct = list(dict.fromkeys(values))
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(distinct, key=lambda v: (rank.get(v, len(order)), v))
+    return sorted(dict.fromkeys(values), key=lambda v: _rank(v, order))
 
 
 def families(games: Sequence[StudyGame]) -> dict[str, list[str]]:
@@ -345,7 +349,7 @@ def exploitability_table(games: Sequence[StudyGame], family: Sequence[str]) -> S
     mine = [g for g in games if g.game in family]
     bots = [c for c in _ordered((g.opponent for g in mine), COLUMN_ORDER) if c in _BOTS]
     rows = sorted({(g.model, g.prompt, g.game) for g in mine}, key=lambda r: (
-        r[0], _prompt_rank(r[1]), family.index(r[2])))  # fmt: skip
+        r[0], _rank(r[1], ROW_ORDER), family.index(r[2])))  # fmt: skip
     cells: dict[tuple[str, str, str, str], list[StudyGame]] = defaultdict(list)
     for g in mine:
         cells[(g.model, g.prompt, g.game, g.opponent)].append(g)
@@ -373,12 +377,8 @@ def exploitability_table(games: Sequence[StudyGame], family: Sequence[str]) -> S
 _BOTS = ("srep", "pp", "mf", "ap", "tft")
 
 
-def _prompt_rank(prompt: str) -> tuple[int, str]:
-    return (ROW_ORDER.index(prompt) if prompt in ROW_ORDER else len(ROW_ORDER), prompt)
-
-
 def _row_key(row: tuple[str, str]) -> tuple[str, tuple[int, str]]:
-    return row[0], _prompt_rank(row[1])
+    return row[0], _rank(row[1], ROW_ORDER)
 
 
 # -- the paired analysis (ours) --------------------------------------------------------------------
@@ -408,7 +408,7 @@ def paired_cells(
             by_cell[(g.model, g.prompt, g.opponent, g.game)][g.run] = g
     out = []
     keys = sorted({(m, p, o) for m, p, o, _ in by_cell}, key=lambda k: (
-        k[0], _prompt_rank(k[1]), _column_rank(k[2])))  # fmt: skip
+        k[0], _rank(k[1], ROW_ORDER), _rank(k[2], COLUMN_ORDER)))  # fmt: skip
     for model, prompt, opponent in keys:
         base = by_cell.get((model, prompt, opponent, default), {})
         if not base:
@@ -421,8 +421,8 @@ def paired_cells(
             runs = sorted(set(base) & set(other))
             points = (
                 paired.paired_difference(
-                    [_points(base[r]) for r in runs],
-                    [_points(other[r]) for r in runs],
+                    [total_points(base[r].data) for r in runs],
+                    [total_points(other[r].data) for r in runs],
                     n_boot=n_boot,
                     seed=seed,
                 )
@@ -440,14 +440,6 @@ def paired_cells(
                 )
             )  # fmt: skip
     return out
-
-
-def _points(g: StudyGame) -> float:
-    return sum(p for p, _ in g.data.payoffs)
-
-
-def _column_rank(column: str) -> tuple[int, str]:
-    return (COLUMN_ORDER.index(column) if column in COLUMN_ORDER else len(COLUMN_ORDER), column)
 
 
 def action_shares(

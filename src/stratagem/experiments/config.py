@@ -21,6 +21,8 @@ from pydantic import (
 from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
+from stratagem.games.catalog import make_variant
+from stratagem.games.normal_form import NormalFormGame
 
 
 class Strict(BaseModel):
@@ -158,6 +160,10 @@ class VariantEntry(Strict):
     payoffs: list[Any] | None = None
     """The full payoff tensor, or for a symmetric 2-player base the row player's matrix."""
     description: str = ""
+
+    def build(self) -> NormalFormGame:
+        """The variant's stage game (errors name what is wrong with it)."""
+        return make_variant(self.base, self.name, self.labels, self.payoffs, self.description)
 
 
 class BudgetConfig(Strict):

@@ -16,7 +16,7 @@ from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
 from stratagem.experiments.ids import stable_id
-from stratagem.games.catalog import get_entry, get_stage, make_variant
+from stratagem.games.catalog import get_entry, get_stage
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.registry import get_strategy
 
@@ -62,10 +62,7 @@ class EpisodeSpec:
 
     def stage(self) -> NormalFormGame:
         """The stage game: a catalog game, or the declared variant."""
-        if self.variant is None:
-            return get_stage(self.game)
-        v = self.variant
-        return make_variant(v.base, v.name, v.labels, v.payoffs, v.description)
+        return get_stage(self.game) if self.variant is None else self.variant.build()
 
     @property
     def id(self) -> str:
@@ -157,10 +154,7 @@ def _variants(config: ExperimentConfig) -> dict[str, tuple[VariantEntry, NormalF
     for i, v in enumerate(config.variants):
         if v.name in out:
             raise StratagemError(f"variants.{i}: the name '{v.name}' is declared twice")
-        stage = _field(
-            f"variants.{i}", lambda v: make_variant(v.base, v.name, v.labels, v.payoffs,
-                                                    v.description), v,
-        )  # fmt: skip
+        stage = _field(f"variants.{i}", VariantEntry.build, v)
         out[v.name] = (v, stage)
     return out
 
