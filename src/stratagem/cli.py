@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.episode_io import export_episodes, import_episodes
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.moran import MoranProcess
 from stratagem.experiments.store import MatchEntry, ResultStore
@@ -275,7 +274,7 @@ def report(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report (tables, plots, methods) of a stored experiment."""
-    from stratagem.analysis.report import build_report
+    from stratagem.studies import build_report  # registers the studies' sections
 
     path = build_report(directory, experiment_id=experiment, out_path=out_file)
     out.print(str(path), highlight=False, soft_wrap=True)
@@ -324,36 +323,14 @@ def export_(
     ] = "points",
 ) -> None:
     """Export episodes as JSONL (format: docs/episode-format.md) or as the thesis' CSV files."""
+    from stratagem.studies import get_exporter
+
     _require_file(store, "store")
-    if fmt not in ("jsonl", "thesis-csv"):
-        raise StratagemError(f"--format: got '{fmt}', allowed: jsonl, thesis-csv")
-    if scores not in ("points", "years"):
-        raise StratagemError(f"--scores: got '{scores}', allowed: points, years")
+    exporter = get_exporter(fmt)
     with ResultStore(store) as db:
-        if fmt == "thesis-csv":
-            _export_thesis_csv(db, file, experiment, "years" if scores == "years" else "points")
-            return
-        count = export_episodes(db, file, experiment_id=experiment)
-    out.print(f"exported {count} episodes to {file}")
-
-
-def _export_thesis_csv(
-    db: ResultStore, directory: Path, experiment: str | None, scores: Literal["points", "years"]
-) -> None:
-    from stratagem.analysis.thesis import thesis_dataset, write_dataset_csv, write_game_csvs
-
-    ids = [experiment] if experiment else [e.id for e in db.experiments()]
-    if experiment and experiment not in {e.id for e in db.experiments()}:
-        raise StratagemError(f"--experiment: no experiment '{experiment}' in the store")
-    for experiment_id in ids:
-        folder = directory / experiment_id if len(ids) > 1 else directory
-        games = write_game_csvs(db, experiment_id, folder / "games", scores=scores)
-        dataset = write_dataset_csv(thesis_dataset(db, experiment_id), folder / "dataset.csv")
-        out.print(
-            f"{experiment_id}: {len(games)} game CSVs under {folder / 'games'}, {dataset}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        lines = exporter(db, file, experiment, {"scores": scores})
+    for line in lines:
+        out.print(line, highlight=False, soft_wrap=True)
 
 
 @app.command("import")
@@ -372,21 +349,12 @@ def import_(
     ] = "jsonl",
 ) -> None:
     """Import episodes made by stratagem or another tool; existing ones are skipped."""
-    _require_file(file, "file")
-    if fmt not in ("jsonl", "thesis-csv"):
-        raise StratagemError(f"--format: got '{fmt}', allowed: jsonl, thesis-csv")
-    with ResultStore(store) as db:
-        if fmt == "thesis-csv":
-            from stratagem.experiments import thesis_import
+    from stratagem.studies import get_importer
 
-            report = thesis_import.import_thesis_csv(
-                db,
-                file,
-                experiment_id=experiment or thesis_import.DEFAULT_EXPERIMENT,
-                source=source or thesis_import.DEFAULT_SOURCE,
-            )
-        else:
-            report = import_episodes(db, file, experiment_id=experiment, source=source)
+    _require_file(file, "file")
+    importer = get_importer(fmt)
+    with ResultStore(store) as db:
+        report = importer(db, file, experiment, source)
     out.print(f"imported {report.imported} episodes, skipped {report.skipped} already stored")
 
 

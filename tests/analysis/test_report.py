@@ -20,9 +20,9 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.config import load_config
 from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
-from stratagem.experiments.thesis_import import import_thesis_csv
 from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.llm.types import Request
+from stratagem.studies.thesis.importer import import_thesis_csv
 
 GARBAGE = "I would rather not say."
 

@@ -8,22 +8,21 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.thesis_data import APPENDIX_A
 
-from stratagem.analysis.importance import (
+from stratagem.analysis.plots import PNG_SIGNATURE
+from stratagem.errors import StratagemError
+from stratagem.studies.thesis.importance import (
     feature_importance,
     importance_by_group,
     one_hot,
     shap_plots,
 )
-from stratagem.analysis.plots import PNG_SIGNATURE
-from stratagem.errors import StratagemError
 
 # shap 0.51 calls matplotlib colormap setters that matplotlib 3.11 marks for deprecation.
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning:shap")
 
-APPENDIX = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "specs" / "seed-001-appendix-A.csv"
-)
+APPENDIX = APPENDIX_A
 
 
 @pytest.fixture(scope="module")

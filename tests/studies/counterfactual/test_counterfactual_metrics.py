@@ -9,18 +9,21 @@ from collections.abc import Sequence
 
 import pytest
 
-from stratagem.analysis.counterfactual import (
+from stratagem.errors import StratagemError
+from stratagem.experiments.store import ResultStore
+from stratagem.games.catalog import get_stage
+from stratagem.strategies.counterfactual_bots import BestResponseToLast, BestResponseToMode
+from stratagem.studies.counterfactual.ceilings import bot_ceiling, exploitability
+from stratagem.studies.counterfactual.game import CounterfactualGame
+from stratagem.studies.counterfactual.metrics import (
     OUR_METRICS,
     PAPER_METRICS,
-    CounterfactualGame,
     action_distribution,
-    bot_ceiling,
     comprehension_flags,
     comprehension_round,
     cooperation_rate,
     efficiency,
     equilibrium_distance,
-    exploitability,
     game_metrics,
     mean_sd,
     normalized_payoff,
@@ -28,10 +31,6 @@ from stratagem.analysis.counterfactual import (
     validity,
     win_rate,
 )
-from stratagem.errors import StratagemError
-from stratagem.experiments.store import ResultStore
-from stratagem.games.catalog import get_stage
-from stratagem.strategies.counterfactual_bots import BestResponseToLast, BestResponseToMode
 
 PD_FAMILY = ("pd", "pd-alt", "sh", "sh-alt")
 RPS_FAMILY = ("eq1", "eq1-alt", "ba3", "ba3-alt")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratagem.analysis.comprehension import (
+from stratagem.studies.thesis.comprehension import (
     COMPREHENSION_COLUMNS,
     QUESTIONS,
     ComprehensionOptions,

@@ -6,12 +6,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from stratagem.analysis import counterfactual_tables as ct
-from stratagem.analysis.report import build_report
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.episode_io import import_episodes
 from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
+from stratagem.studies import build_report
+from stratagem.studies.counterfactual import tables as ct
 
 
 def test_the_report_has_the_study_tables_and_the_paired_analysis(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stratagem.analysis.behaviour import (
+from stratagem.errors import StratagemError
+from stratagem.studies.thesis.behaviour import (
     BEHAVIOUR_METRICS,
     behaviour_profile,
     cooperation_flags,
@@ -20,7 +21,6 @@ from stratagem.analysis.behaviour import (
     retaliation,
     troublemaking,
 )
-from stratagem.errors import StratagemError
 
 
 def moves(text: str) -> list[bool]:

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from stratagem.analysis import paired
-from stratagem.analysis.counterfactual import (
-    CounterfactualGame,
-    game_metrics,
-    mean_sd,
-    total_points,
-)
+from stratagem.analysis.episodes import EpisodeData, load_episodes
+from stratagem.analysis.games import catalog_name
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord, ResultStore
 from stratagem.games.catalog import GAMES, get_entry
@@ -35,6 +31,8 @@ from stratagem.strategies.counterfactual_bots import (
     SingleRoundEquilibrium,
 )
 from stratagem.strategies.registry import get_strategy
+from stratagem.studies.counterfactual.game import CounterfactualGame, total_points
+from stratagem.studies.counterfactual.metrics import game_metrics, mean_sd
 
 ROW_ORDER = ("zs", "cot", "spp", "sc-zs", "sc-cot", "sc-spp")
 """seed-003 §3.1: the row order of every table."""
@@ -82,12 +80,6 @@ class StudyGame:
     data: CounterfactualGame
     metrics: Mapping[str, float | None]
     """`counterfactual.game_metrics` of the game, computed once."""
-
-
-def _catalog_name(name: str) -> str:
-    """seed-003 logs name games `pd/sh` or `rps/ba3` (docs/episode-format.md)."""
-    family, _, setting = name.partition("/")
-    return setting if family in ("pd", "rps") and setting in GAMES else name
 
 
 def _default_and_variant(record: EpisodeRecord) -> tuple[str, str]:
@@ -139,24 +131,53 @@ def _run(record: EpisodeRecord) -> str:
     return str(record.seed)
 
 
+@dataclass
+class Skipped:
+    """Episodes left out of the study's tables, by precise reason."""
+
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    """Reason (with the episode id taken out) -> the episodes it applies to."""
+
+    def add(self, episode_id: str, reason: str) -> None:
+        general = reason.replace(f"episode '{episode_id}': ", "").replace(
+            f"episode '{episode_id}' ", ""
+        )
+        self.reasons.setdefault(general, []).append(episode_id)
+
+    def __len__(self) -> int:
+        return sum(len(ids) for ids in self.reasons.values())
+
+
 def load_study_games(
     store: ResultStore, experiment_id: str, *, tp: float = 0.9
 ) -> tuple[list[StudyGame], int]:
     """The finished 2-player matrix games of an experiment, and how many episodes were skipped
-    (not 2-player matrix games, or not readable as one). `tp` is m's threshold (§5.2)."""
+    (not 2-player matrix games, or not readable as one; `study_games` says why). `tp` is m's
+    threshold (§5.2)."""
+    games, skipped = study_games(load_episodes(store, experiment_id, event_kinds=()), tp=tp)
+    return games, len(skipped)
+
+
+def study_games(
+    episodes: Iterable[EpisodeData], *, tp: float = 0.9
+) -> tuple[list[StudyGame], Skipped]:
+    """`load_study_games` over episodes already read (the report reads them once)."""
     out: list[StudyGame] = []
-    skipped = 0
-    for record in store.episodes(experiment_id, status="finished"):
-        rounds = store.rounds(record.id)
-        if len(record.players) != 2 or not rounds:
-            skipped += 1
+    skipped = Skipped()
+    for episode in episodes:
+        record, rounds = episode.record, episode.rounds
+        if len(record.players) != 2:
+            skipped.add(record.id, f"{len(record.players)} players, not 2")
+            continue
+        if not rounds:
+            skipped.add(record.id, "no rounds recorded")
             continue
         # A seed-003 log's `pd/sh` is the catalog's `sh` (its labels and payoffs).
-        record = replace(record, game=_catalog_name(record.game))
+        record = replace(record, game=catalog_name(record.game))
         try:
             data = CounterfactualGame.from_records(record, rounds)
-        except StratagemError:
-            skipped += 1
+        except StratagemError as exc:
+            skipped.add(record.id, str(exc))
             continue
         spec = record.spec or {}
         agent = spec.get("agent")

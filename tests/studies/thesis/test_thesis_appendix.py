@@ -16,37 +16,39 @@ from typing import Any
 
 import pytest
 
-from stratagem.analysis.behaviour import (
+from stratagem.errors import StratagemError
+from stratagem.experiments.episode_io import export_episodes, import_episodes
+from stratagem.experiments.store import ResultStore
+from stratagem.games.catalog import get_stage
+from stratagem.studies.thesis.behaviour import (
     emulation,
     forgiveness,
     niceness,
     retaliation,
     troublemaking,
 )
-from stratagem.analysis.thesis import (
+from stratagem.studies.thesis.dataset import (
     DATASET_COLUMNS,
     GAME_CSV_COLUMNS,
-    THESIS_TABLE_KEYS,
-    Table,
     game_csv_rows,
-    group_means,
     thesis_dataset,
-    thesis_tables,
-    unconditional_match,
     write_dataset_csv,
     write_game_csvs,
 )
-from stratagem.errors import StratagemError
-from stratagem.experiments.episode_io import export_episodes, import_episodes
-from stratagem.experiments.store import ResultStore
-from stratagem.experiments.thesis_import import (
+from stratagem.studies.thesis.importer import (
     DEFAULT_EXPERIMENT,
     DEFAULT_SOURCE,
     SUMMARY_EVENT,
     import_thesis_csv,
     read_thesis_csv,
 )
-from stratagem.games.catalog import get_stage
+from stratagem.studies.thesis.tables import (
+    THESIS_TABLE_KEYS,
+    Table,
+    group_means,
+    thesis_tables,
+    unconditional_match,
+)
 
 Row = dict[str, Any]
 

@@ -3,9 +3,9 @@
 Appendix A of the thesis gives, for each of its 252 games, the settings and the 16 metrics, but not
 the rounds. Importing each row as a finished episode (no rounds; the metrics as one "summary"
 event) puts such records behind the same door as everything else: the analysis reads only from the
-store (design.md), and `analysis.thesis.thesis_dataset` uses a stored summary when an episode has
-no rounds. So Tables 3.1-3.8 are recomputed from the appendix through the same code that serves
-new runs, and other people's aggregate tables can be analysed alongside.
+store (design.md), and `studies.thesis.dataset.thesis_dataset` uses a stored summary when an
+episode has no rounds. So Tables 3.1-3.8 are recomputed from the appendix through the same code
+that serves new runs, and other people's aggregate tables can be analysed alongside.
 
 The whole file is validated before anything is written; every problem names file:line:column.
 """

@@ -9,9 +9,9 @@ from statistics import fmean
 
 from matplotlib.figure import Figure
 
-from stratagem.analysis.counterfactual_tables import PairedCell
 from stratagem.analysis.plots import PALETTE, new_figure
 from stratagem.errors import StratagemError
+from stratagem.studies.counterfactual.tables import PairedCell
 
 
 def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:

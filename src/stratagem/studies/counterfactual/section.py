@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stratagem.analysis import counterfactual_plots as cplots
-from stratagem.analysis import counterfactual_tables as ct
-from stratagem.analysis.counterfactual import equilibria
+from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.plots import figure_png
+from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import (
     Block,
     CellView,
@@ -25,10 +24,15 @@ from stratagem.analysis.report_views import (
     make_table,
     plot_view,
 )
-from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import GAMES
+from stratagem.studies.counterfactual import plots as cplots
+from stratagem.studies.counterfactual import tables as ct
+from stratagem.studies.counterfactual.metrics import equilibria
 
 SECTION_ID = "counterfactual"
+
+MAX_REASONS = 5
+"""Distinct reasons for skipped episodes listed in the note, most frequent first."""
 
 _METRIC_TEXT = {
     "points": (
@@ -91,9 +95,9 @@ def _games_note(family: Sequence[str]) -> str:
     )
 
 
-def counterfactual_section(store: ResultStore, experiment_id: str) -> Section | None:
-    """The section, or None when the experiment has no counterfactual family."""
-    games, skipped = ct.load_study_games(store, experiment_id)
+def counterfactual_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
+    """The section, or none when the experiment has no counterfactual family."""
+    games, skipped = ct.study_games(episodes)
     groups = ct.families(games)
     studied = {
         d: f
@@ -101,7 +105,7 @@ def counterfactual_section(store: ResultStore, experiment_id: str) -> Section | 
         if len(f) > 1 or (d in GAMES and GAMES[d].family.startswith("seed-003"))
     }
     if not studied:
-        return None
+        return []
     games = [g for g in games if g.default in studied]
     section = Section(SECTION_ID, "Counterfactual strategic reasoning (seed-003 tables)")
     section.blocks.append(
@@ -115,14 +119,23 @@ def counterfactual_section(store: ResultStore, experiment_id: str) -> Section | 
         )
     )
     if skipped:
-        section.blocks.append(
-            Note(f"{skipped} episode(s) are not 2-player matrix games and are left out here.")
-        )
+        section.blocks.append(Note(_skipped_text(skipped)))
     for default, family in studied.items():
         section.blocks.extend(_family_blocks(games, default, family))
     section.blocks.append(Heading("Validity"))
     section.blocks.append(_table(ct.validity_table(games, studied), 1, "as Tables 14 and 24"))
-    return section
+    return [section]
+
+
+def _skipped_text(skipped: ct.Skipped) -> str:
+    """Every reason an episode was left out, with an example episode: never a generic one."""
+    ranked = sorted(skipped.reasons.items(), key=lambda item: -len(item[1]))
+    parts = [
+        f"{len(ids):,} × {reason} (e.g. episode '{ids[0]}')" for reason, ids in ranked[:MAX_REASONS]
+    ]
+    more = len(ranked) - MAX_REASONS
+    tail = f"; and {more} other reason{'s' * (more != 1)}" if more > 0 else ""
+    return f"{len(skipped):,} episode(s) are left out of these tables: " + "; ".join(parts) + tail
 
 
 def _family_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str]) -> list[Block]:

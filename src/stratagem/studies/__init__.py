@@ -1,0 +1,24 @@
+"""One package per study (design.md): its metrics, tables, report sections and file formats,
+registered in `studies.registry` so the report composes the sections that apply.
+
+Importing this package registers the built-in studies, in the order their sections appear in a
+report: seed-003's counterfactual study, then seed-001's thesis.
+"""
+
+from __future__ import annotations
+
+from stratagem.analysis.report import build_report, render_report
+from stratagem.studies import counterfactual, thesis
+from stratagem.studies.registry import STUDIES, Study, get_exporter, get_importer, register
+
+__all__ = [
+    "STUDIES",
+    "Study",
+    "build_report",
+    "counterfactual",
+    "get_exporter",
+    "get_importer",
+    "register",
+    "render_report",
+    "thesis",
+]
