@@ -73,7 +73,7 @@ def test_the_grid_resolves_study_rounds_variants_and_llm_opponents(tmp_path: Pat
     assert all(s.opponent_agent is not None and s.opponent_agent.name == "zs" for s in llm)
     assert [p["kind"] for p in llm[0].players()] == ["llm", "llm"]
     variant = next(s for s in specs if s.game == "sh-swap")
-    assert variant.stage().labels[0] == ("hare", "stag")
+    assert variant.build_game().matrix().labels[0] == ("hare", "stag")
     assert variant.key()["variant"]["base"] == "sh"
     # Settings added later enter the id only when set: a zero-shot, single-sample agent's key
     # is what it was before they existed, so stored episodes keep their ids.

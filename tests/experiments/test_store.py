@@ -88,7 +88,9 @@ def test_a_newer_schema_version_is_refused(tmp_path: Path) -> None:
     conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
     conn.commit()
     conn.close()
-    with pytest.raises(StratagemError, match=r"schema version 2 is newer.*upgrade stratagem"):
+    with pytest.raises(
+        StratagemError, match=rf"schema version {SCHEMA_VERSION + 1} is newer.*upgrade stratagem"
+    ):
         ResultStore(path)
 
 

@@ -42,6 +42,7 @@ def test_names_and_entries() -> None:
         "ba3-alt",
         "npd3",
         "public-good",
+        "dilemma-talk",
         "ultimatum",
     }
     assert set(game_names()) == expected

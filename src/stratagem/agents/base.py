@@ -10,12 +10,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stratagem.games.base import Event, Observation
 from stratagem.games.spaces import Action
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response
+
+if TYPE_CHECKING:
+    from stratagem.agents.questions import Answer
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,14 @@ class Decision:
     """Input plus output tokens over every call of this decision, re-asks included."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Architecture-specific data: answers to questions, beliefs, the invalid policy used, ..."""
+    notes: Mapping[str, Any] = field(default_factory=dict)
+    """What the architecture wants kept beside the decision, by kind (a self-consistency vote):
+    the runner records each as an event of that kind, seen by no seat."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["extra"] = dict(self.extra)
+        data["notes"] = dict(self.notes)
         return data
 
 
@@ -75,12 +82,15 @@ class LLMClient(Protocol):
 class Agent(ABC):
     """A player the runner can seat in a game.
 
-    The runner calls `reset` before each episode, `act` whenever the agent must move, and `observe`
+    The runner calls `reset` before each episode, `act` whenever the agent must move, `observe`
     after each step with the events it may see (architectures that keep a conversation use it to
-    tell the model the result of a round).
+    tell the model the result of a round), and `debrief` after each step to collect answers to
+    questions about the game (seed-001 §7), when `questions` is on.
     """
 
     name: str
+    questions: bool = False
+    """Answer seed-001's comprehension questions after every round (architectures that can)."""
 
     @abstractmethod
     async def act(self, observation: Observation) -> Decision: ...
@@ -92,3 +102,7 @@ class Agent(ABC):
     async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
         """Receive what happened after a step; the default ignores it."""
         return None
+
+    async def debrief(self, observation: Observation) -> Sequence[Answer]:
+        """Answers to the questions asked after a step; none unless the architecture asks them."""
+        return ()

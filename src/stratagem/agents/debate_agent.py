@@ -50,7 +50,7 @@ from stratagem.agents.parsing import (
     decide_with_reasks,
     merge_messages,
 )
-from stratagem.agents.plain import decision_schema
+from stratagem.agents.plain import common_settings, decision_schema
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     ANSWER_KEY,
@@ -60,8 +60,9 @@ from stratagem.agents.questions import (
     answer_schema,
     question_context,
 )
+from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.errors import StratagemError
-from stratagem.games.base import Observation
+from stratagem.games.base import Game, Observation
 from stratagem.games.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response
@@ -242,7 +243,7 @@ class DebateAgent(LLMAgent):
             speaker = SUSPECT if speaker == LAWYER else LAWYER
         if ending is not None:
             try:
-                out.value = parser.parse(ending.content, labels)
+                out.value = str(parser.parse(ending.content, labels))
             except ParseError as exc:
                 out.errors.append(str(exc))
                 out.error = str(exc)
@@ -345,3 +346,22 @@ def _view(me: Speaker, system: str, turns: Sequence[Turn]) -> list[Message]:
             continue
         messages.append(Message("assistant" if turn.speaker == me else "user", turn.content))
     return merge_messages(messages)
+
+
+def _build(settings: Any, client: LLMClient, game: Game) -> DebateAgent:
+    """seed-001's prompts in the JSON format, with the entry's attitude."""
+    prompter = Prompter(settings.framing, "json", "prompt", prompting=settings.prompting)
+    return DebateAgent(
+        client, settings.attitude, prompter, max_turns=settings.max_turns, memory=settings.memory,
+        **common_settings(settings),
+    )  # fmt: skip
+
+
+register(
+    Architecture(
+        "debate",
+        "a suspect and a lawyer debate until a decision (seed-001 §6.3)",
+        _build,
+        repeated_matrix_only,
+    )
+)

@@ -7,11 +7,17 @@ means an option added to one (or a fix to how episodes seed their requests) reac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from stratagem.agents.base import Agent, LLMClient
 from stratagem.agents.parsing import InvalidPolicy
 from stratagem.errors import StratagemError
 from stratagem.games.base import Observation
 from stratagem.games.repeated import RepeatedObservation
+
+if TYPE_CHECKING:
+    from stratagem.agents.questions import Answer, Question
 
 
 def check_count(option: str, value: object) -> int:
@@ -55,6 +61,19 @@ class LLMAgent(Agent):
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
         self._episode_seed = seed
         self._episode_id = episode_id
+
+    async def debrief(self, observation: Observation) -> Sequence[Answer]:
+        """seed-001 §7: the four comprehension questions in turn, each through the
+        architecture's own prompts (agents with a memory see the earlier ones)."""
+        if not self.questions:
+            return ()
+        from stratagem.agents.questions import QUESTIONS
+
+        return [await self.answer(question, observation) for question in QUESTIONS]
+
+    async def answer(self, question: Question, observation: Observation) -> Answer:
+        """One comprehension question; architectures that can answer override this."""
+        raise StratagemError(f"agent '{self.name}' cannot answer comprehension questions")
 
     def request_seed(self) -> int:
         """The seed of this agent's requests in the current episode."""

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from stratagem.agents.base import Decision, LLMClient, messages_to_data
 from stratagem.errors import StratagemError
+from stratagem.games.spaces import Action
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request
 
@@ -36,7 +37,7 @@ class Parser(Protocol):
         """The output format it reads: "json", "tag" or "choice"."""
         ...
 
-    def parse(self, text: str, labels: Sequence[str]) -> str: ...
+    def parse(self, text: str, labels: Sequence[str]) -> Action: ...
 
 
 def quoted_alternatives(labels: Sequence[str]) -> str:

@@ -18,9 +18,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagem.agents.base import Decision, LLMClient
+from stratagem.agents.game_prompts import prompts_for
+from stratagem.agents.general import GeneralLLMAgent
 from stratagem.agents.llm_agent import LLMAgent
 from stratagem.agents.parsing import (
     PARSERS,
@@ -30,11 +32,15 @@ from stratagem.agents.parsing import (
     decide_with_reasks,
 )
 from stratagem.agents.prompts import Prompter
+from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.errors import StratagemError
-from stratagem.games.base import Event, Observation
+from stratagem.games.base import Event, Game, Observation
 from stratagem.games.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message
+
+if TYPE_CHECKING:
+    from stratagem.agents.questions import Answer, Question
 
 
 def decision_schema(labels: Sequence[str], key: str = "DECISION") -> dict[str, Any]:
@@ -146,6 +152,12 @@ class PlainLLMAgent(LLMAgent):
         }
         return self.invalid.apply(replace(decision, extra=extra), game_labels)
 
+    async def answer(self, question: Question, observation: Observation) -> Answer:
+        """seed-001 Fig 2.4: a fresh conversation per question, with this agent's settings."""
+        from stratagem.agents.questions import PlainAnswerer
+
+        return await PlainAnswerer.of(self).answer(question, observation)
+
     async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
         """In chat mode, tell the model the result of the round just played."""
         if self.prompter.history != "chat" or not self._conversation:
@@ -184,3 +196,42 @@ class PlainLLMAgent(LLMAgent):
 
 def _same(text: str) -> str:
     return text
+
+
+def common_settings(settings: Any) -> dict[str, Any]:
+    """The options of an agent entry every LLM architecture takes."""
+    return {
+        "max_reasks": settings.max_reasks,
+        "invalid": settings.invalid,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "constrain": settings.constrain,
+    }
+
+
+def _build(settings: Any, client: LLMClient, game: Game) -> LLMAgent:
+    """Games with prompt templates get the general player; repeated 2-player matrix games the
+    framings of the studies (seed-001 §6.1, seed-003 §3)."""
+    prompts = prompts_for(game)
+    if prompts is not None:
+        return GeneralLLMAgent(client, game, prompts, **common_settings(settings))
+    prompter = Prompter(
+        settings.framing, settings.output, settings.history, prompting=settings.prompting
+    )
+    return PlainLLMAgent(client, prompter, **common_settings(settings))
+
+
+def _plays(game: Game) -> str | None:
+    if prompts_for(game) is not None:
+        return None
+    return repeated_matrix_only(game)
+
+
+register(
+    Architecture(
+        "plain",
+        "one model call per decision (seed-001 §6.1, seed-003 §3); any game with prompts",
+        _build,
+        _plays,
+    )
+)

@@ -15,12 +15,15 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from stratagem.agents.base import Agent, Decision
-from stratagem.agents.plain import PlainLLMAgent
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Observation
 from stratagem.games.spaces import Action
+
+if TYPE_CHECKING:
+    from stratagem.agents.questions import Answer
 
 SEED003_SAMPLES = {2: 3, 3: 5}
 """seed-003 §2.1: k = 3 samples in the PD family (2 actions), 5 in RPS (3 actions)."""
@@ -30,10 +33,31 @@ _SEED_STRIDE = 1_000_003
 (else the response cache would answer all k with one reply) and reproducible."""
 
 
-class SelfConsistentAgent(Agent):
-    """Wraps a plain LLM agent; `samples` (k >= 2) decisions per round, majority vote."""
+@runtime_checkable
+class Forkable(Protocol):
+    """An agent that can be copied mid-episode, the copy sampling with its own seed."""
 
-    def __init__(self, base: PlainLLMAgent, samples: int) -> None:
+    name: str
+
+    def reset(self, seed: int = 0, episode_id: str | None = None) -> None: ...
+
+    def request_seed(self) -> int: ...
+
+    def fork(self, seed: int) -> Self: ...
+
+    def adopt(self, other: Self) -> None: ...
+
+    async def act(self, observation: Observation) -> Decision: ...
+
+    async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None: ...
+
+    async def debrief(self, observation: Observation) -> Sequence[Answer]: ...
+
+
+class SelfConsistentAgent(Agent):
+    """Wraps an LLM agent that can fork; `samples` (k >= 2) decisions per round, majority vote."""
+
+    def __init__(self, base: Forkable, samples: int) -> None:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 2:
             raise StratagemError(f"self-consistency needs samples >= 2, got {samples!r}")
         self.base = base
@@ -64,8 +88,8 @@ class SelfConsistentAgent(Agent):
             pick,
             attempts=sum(d.attempts for d in decisions),
             tokens=sum(d.tokens for d in decisions),
-            extra={
-                **pick.extra,
+            notes={
+                **pick.notes,
                 "self_consistency": {
                     "moves": [None if m is None else str(m) for m in moves],
                     "chosen": chosen,
@@ -76,3 +100,7 @@ class SelfConsistentAgent(Agent):
 
     async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
         await self.base.observe(observation, events)
+
+    async def debrief(self, observation: Observation) -> Sequence[Answer]:
+        """Questions are answered by the kept sample's chat, i.e. the base agent."""
+        return await self.base.debrief(observation)

@@ -47,7 +47,7 @@ from stratagem.agents.parsing import (
     Parser,
     merge_messages,
 )
-from stratagem.agents.plain import decision_schema
+from stratagem.agents.plain import common_settings, decision_schema
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     Answer,
@@ -56,9 +56,10 @@ from stratagem.agents.questions import (
     answer_schema,
     question_context,
 )
+from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.agents.tools import LawyerTool, build_lawyer
 from stratagem.errors import StratagemError
-from stratagem.games.base import Observation
+from stratagem.games.base import Game, Observation
 from stratagem.games.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, ToolCall
@@ -236,7 +237,7 @@ class ToolAgent(LLMAgent):
             else:
                 ex.raw.append(response.text)
                 try:
-                    ex.value = parser.parse(response.text, labels)
+                    ex.value = str(parser.parse(response.text, labels))
                 except ParseError as exc:
                     error = str(exc)
                     ex.errors.append(error)
@@ -313,3 +314,23 @@ def _calls_text(calls: Sequence[ToolCall]) -> str:
     return "\n".join(
         json.dumps({"tool": c.name, "arguments": c.arguments}, ensure_ascii=False) for c in calls
     )
+
+
+def _build(settings: Any, client: LLMClient, game: Game) -> ToolAgent:
+    """seed-001's prompts in the JSON format, with the entry's attitude."""
+    prompter = Prompter(settings.framing, "json", "prompt", prompting=settings.prompting)
+    return ToolAgent(
+        client, settings.attitude, prompter, max_tool_calls=settings.max_tool_calls,
+        memory=settings.memory,
+        **common_settings(settings),
+    )  # fmt: skip
+
+
+register(
+    Architecture(
+        "tool",
+        "a lawyer tool the model may call before deciding (seed-001 §6.2)",
+        _build,
+        repeated_matrix_only,
+    )
+)

@@ -1,4 +1,8 @@
-"""The experiment file: a YAML grid of models x agents x games x opponents x rounds x seeds.
+"""The experiment file: a YAML grid of models x games x line-ups x rounds x seeds x repetitions.
+
+A line-up says who sits in each seat. `agents x opponents` is the shorthand of the first release
+(an agent in seat 0 against each opponent in seat 1); `lineups` name every seat, or put one
+challenger in every seat in turn against fixed defenders.
 
 Validated by pydantic; every error names the file, the field and what is allowed, on one line.
 """
@@ -19,6 +23,7 @@ from pydantic import (
 )
 
 from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
+from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import make_variant
@@ -75,9 +80,10 @@ class AgentEntry(Strict):
     """An LLM agent architecture and its prompt settings."""
 
     name: str = "plain"
-    kind: Literal["plain", "tool", "debate"] = "plain"
-    """plain: one model call per decision; tool: a lawyer tool (seed-001 §6.2); debate: a suspect
-    and a lawyer talk until a decision (seed-001 §6.3)."""
+    kind: str = "plain"
+    """The architecture (`stratagem architectures`): plain, one model call per decision, in any
+    game with prompts; tool: a lawyer tool (seed-001 §6.2); debate: a suspect and a lawyer talk
+    until a decision (seed-001 §6.3)."""
     attitude: Literal["cooperate", "defect", "compute"] | None = None
     """The lawyer's suggested decision (seed-001 §4.2); only tool and debate agents have one."""
     questions: bool = False
@@ -114,6 +120,13 @@ class AgentEntry(Strict):
     default:<label>; either way the round is recorded as invalid."""
     temperature: float | None = Field(None, ge=0)
     max_tokens: int | None = Field(None, ge=1)
+
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if value not in ARCHITECTURES:
+            raise ValueError(f"got {value!r}, allowed: {', '.join(ARCHITECTURES)}")
+        return value
 
     @model_validator(mode="after")
     def _attitude_fits_kind(self) -> AgentEntry:
@@ -166,6 +179,21 @@ class VariantEntry(Strict):
         return make_variant(self.base, self.name, self.labels, self.payoffs, self.description)
 
 
+class RotationEntry(Strict):
+    """One challenger against fixed defenders, in every seat in turn: a game of n seats gives n
+    line-ups, the challenger in seat 0, then seat 1, ... (seed-004's evaluation pattern)."""
+
+    challenger: str
+    defenders: str | list[str]
+    """One seat for every other seat, or n - 1 seats in order."""
+
+
+LineupEntry = list[str] | RotationEntry
+"""Seats in order, or a rotation. A seat is an agent entry's name (played by each model of the
+grid), `<agent>@<model id>` (played by that model only), a rule-based strategy, or
+`scripted:<a>,<b>,...` (plays those actions in turn, for tests and demonstrations)."""
+
+
 class BudgetConfig(Strict):
     max_usd: float | None = Field(None, gt=0)
     max_tokens: int | None = Field(None, ge=1)
@@ -186,12 +214,16 @@ class ExperimentConfig(Strict):
     games: list[str] = Field(min_length=1)
     """Catalog games (see `stratagem games`) or names of `variants`."""
     variants: list[VariantEntry] = []
-    opponents: list[str] = Field(min_length=1)
-    """Rule-based strategies (see `stratagem strategies`), or `agent:<name>`: the agent entry of
-    that name, played by the same model (seed-003's LLM-vs-LLM matchups)."""
-    rounds: list[int | Literal["study"]] = Field(min_length=1)
+    opponents: list[str] = []
+    """Shorthand line-ups: each agent in seat 0 against each of these in seat 1. Rule-based
+    strategies (see `stratagem strategies`), or `agent:<name>`: the agent entry of that name,
+    played by the same model (seed-003's LLM-vs-LLM matchups)."""
+    lineups: list[LineupEntry] = []
+    """Who sits in each seat (`LineupEntry`), for games of any number of seats."""
+    rounds: list[int | Literal["study"]] = Field(["study"], min_length=1)
     """Round counts; "study" is the number the game's source study plays (seed-003: 16 in the PD
-    family, 24 in RPS), a variant's being its base game's."""
+    family, 24 in RPS; seed-004's public good: 5), a variant's being its base game's. Games of a
+    fixed length (the ultimatum game) ignore it."""
     seeds: list[int] = [0]
     repetitions: int = Field(1, ge=1)
     concurrency: int = Field(4, ge=1)
@@ -205,6 +237,12 @@ class ExperimentConfig(Strict):
         if any(isinstance(r, int) and r < 1 for r in value):
             raise ValueError("every round count must be >= 1")
         return value
+
+    @model_validator(mode="after")
+    def _someone_to_play(self) -> ExperimentConfig:
+        if not self.opponents and not self.lineups:
+            raise ValueError("opponents or lineups: name who plays (at least one of them)")
+        return self
 
 
 def load_config(path: str | Path) -> ExperimentConfig:

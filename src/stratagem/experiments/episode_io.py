@@ -32,8 +32,9 @@ from stratagem.experiments.store import (
     RoundRecord,
 )
 
-FORMAT_VERSION = 1
-"""Version of the line format; a line with a newer version is refused."""
+FORMAT_VERSION = 2
+"""Version of the line format; a line with a newer version is refused. 2 added an event's
+`visible_to` (a reader of version 1 would show hidden events to every seat)."""
 
 _MAX_LISTED = 5
 """How many bad lines a refused import names in its message."""
@@ -124,7 +125,14 @@ def episode_to_dict(bundle: EpisodeBundle, experiment: ExperimentRecord | None) 
     if bundle.events:
         out["events"] = [
             _drop_none(
-                {"seq": e.seq, "round": e.round, "kind": e.kind, "player": e.player, "data": e.data}
+                {
+                    "seq": e.seq,
+                    "round": e.round,
+                    "kind": e.kind,
+                    "player": e.player,
+                    "data": e.data,
+                    "visible_to": None if e.visible_to is None else list(e.visible_to),
+                }
             )
             for e in bundle.events
         ]
@@ -444,9 +452,17 @@ def _events(value: Any, episode_id: str, n: int) -> tuple[EventRecord, ...]:
                 e.get("data", {}),
                 _opt_int(e.get("round"), f"{at}.round", 0),
                 _opt_player(e.get("player"), f"{at}.player", n),
+                _visibility(e.get("visible_to"), f"{at}.visible_to", n),
             )
         )
     return tuple(out)
+
+
+def _visibility(value: Any, at: str, n: int) -> tuple[int, ...] | None:
+    """null (every seat may see the event) or the list of seats that may."""
+    if value is None:
+        return None
+    return tuple(sorted({_player(p, f"{at}[{i}]", n) for i, p in enumerate(_list(value, at))}))
 
 
 def _llm_calls(value: Any, episode_id: str, n: int) -> tuple[LlmCallRecord, ...]:

@@ -1,50 +1,89 @@
 """Expand an experiment file into episode specs with stable ids.
 
 An episode's id is the hash of everything that determines it, so the same file always produces the
-same ids: that is how a re-run recognises finished work.
+same ids: that is how a re-run recognises finished work. Episodes of the `agents x opponents`
+shorthand keep the key of the first release, so results directories made before line-ups existed
+resume without playing (or paying for) anything again.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, TypeVar
 
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
 from stratagem.experiments.ids import stable_id
-from stratagem.games.catalog import get_entry, get_stage
+from stratagem.experiments.lineups import (
+    AGENT_OPPONENT,
+    Seat,
+    SeatParser,
+    check_seat,
+    expand_lineup,
+)
+from stratagem.games.base import Game
+from stratagem.games.catalog import get_entry, get_game
 from stratagem.games.normal_form import NormalFormGame
-from stratagem.strategies.registry import get_strategy
+from stratagem.games.repeated import RepeatedGame
 
 T = TypeVar("T")
 
-AGENT_OPPONENT = "agent:"
-"""An opponent named `agent:<name>` is that agent entry, played by the same model."""
+__all__ = ["AGENT_OPPONENT", "EpisodeSpec", "Seat", "expand", "experiment_id"]
 
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    """One episode to play: an LLM agent (player 0) against a rule-based strategy or another
-    LLM agent of the same model (player 1)."""
+    """One episode to play: a game, its seats, and what makes it one repetition of its cell."""
 
-    model: ModelEntry
-    agent: AgentEntry
+    model: ModelEntry | None
+    """The grid's model: the one that plays the LLM seats not pinned to a model (None when the
+    line-up has none)."""
     game: str
-    opponent: str
-    rounds: int
+    seats: tuple[Seat, ...]
+    rounds: int | None
+    """The round count of repeated games; None for games of a fixed length."""
     seed: int
     repetition: int
-    opponent_agent: AgentEntry | None = None
-    """The agent entry an `agent:<name>` opponent names."""
     variant: VariantEntry | None = None
     """The definition of `game` when it is a variant declared in the experiment file."""
+    opponent: str | None = None
+    """Set for episodes of the `agents x opponents` shorthand: the opponent as the file names it."""
+
+    @property
+    def agent(self) -> AgentEntry:
+        """The agent entry of seat 0 (the shorthand's agent)."""
+        agent = self.seats[0].agent
+        if agent is None:
+            raise StratagemError(f"episode {self.id}: seat 0 is not an LLM agent")
+        return agent
+
+    @property
+    def opponent_agent(self) -> AgentEntry | None:
+        """The agent entry an `agent:<name>` opponent names (shorthand episodes)."""
+        return self.seats[1].agent if self.opponent is not None else None
 
     def key(self) -> dict[str, Any]:
         """What determines the episode (so its id); connection details are not part of it."""
+        if self.opponent is not None:
+            return self._shorthand_key()
+        key: dict[str, Any] = {
+            "model": None if self.model is None else self.model.model,
+            "game": self.game,
+            "seats": [seat.key() for seat in self.seats],
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "repetition": self.repetition,
+        }
+        if self.variant is not None:
+            key["variant"] = self.variant.model_dump()
+        return key
+
+    def _shorthand_key(self) -> dict[str, Any]:
+        """The key of the first release, unchanged (see the module docstring)."""
+        assert self.model is not None
         key: dict[str, Any] = {
             "model": self.model.model,
             "agent": self.agent.key(),
@@ -60,26 +99,27 @@ class EpisodeSpec:
             key["variant"] = self.variant.model_dump()
         return key
 
-    def stage(self) -> NormalFormGame:
-        """The stage game: a catalog game, or the declared variant."""
-        return get_stage(self.game) if self.variant is None else self.variant.build()
+    def build_game(self) -> Game:
+        """The game to play: a catalog game or a declared variant, repeated when it is a matrix
+        game, with this episode's round count when the game takes one."""
+        return build_game(self.game, self.variant, self.rounds)
 
     @property
     def id(self) -> str:
         return stable_id(self.key())
 
     def players(self) -> list[dict[str, Any]]:
-        seats = [self.agent]
-        if self.opponent_agent is not None:
-            seats.append(self.opponent_agent)
-        players = [
-            {"name": f"{agent.name}:{self.model.name}", "kind": "llm",
-             "model": self.model.model, "agent": agent.name}
-            for agent in seats
-        ]  # fmt: skip
-        if self.opponent_agent is None:
-            players.append({"name": self.opponent, "kind": "strategy"})
-        return players
+        return [seat.descriptor() for seat in self.seats]
+
+
+def build_game(name: str, variant: VariantEntry | None, rounds: int | None) -> Game:
+    game: Game = get_game(name) if variant is None else variant.build()
+    if isinstance(game, NormalFormGame):
+        assert rounds is not None
+        return RepeatedGame(game, rounds)
+    if rounds is not None and "rounds" in get_entry(name).options():
+        return get_game(name, rounds=rounds)
+    return game
 
 
 def experiment_id(config: ExperimentConfig) -> str:
@@ -90,89 +130,137 @@ def experiment_id(config: ExperimentConfig) -> str:
 
 def expand(config: ExperimentConfig) -> list[EpisodeSpec]:
     """Every episode of the grid, outermost loop first: model, agent, game, opponent, rounds, seed,
-    repetition. Names are checked here, before anything runs."""
-    variants = _variants(config)
-    agents = {a.name: a for a in config.agents}
-    if len(agents) != len(config.agents):
-        raise StratagemError(f"agents: names must be unique, got {[a.name for a in config.agents]}")
-    stages = {}
-    for i, game in enumerate(config.games):
-        stage = variants[game][1] if game in variants else _field(f"games.{i}", get_stage, game)
-        stages[game] = stage
-        if stage.n_players != 2:
-            raise StratagemError(
-                f"games.{i}: '{game}' is not a 2-player game; the runner plays those"
-            )
-        for j, opponent in enumerate(config.opponents):
-            if not opponent.startswith(AGENT_OPPONENT):
-                strategy = _field(f"opponents.{j}", get_strategy, opponent)
-                _field(f"opponents.{j}", partial(strategy.reset, player=1), stage)
-        for j, agent in enumerate(config.agents):
-            _field(f"agents.{j}", _prompter, agent)
-            if agent.invalid.startswith("default:"):
-                label = agent.invalid.split(":", 1)[1]
-                if label not in stage.labels[0]:
-                    raise StratagemError(
-                        f"agents.{j}.invalid: '{label}' is not an action of '{game}' "
-                        f"({', '.join(stage.labels[0])})"
-                    )
-    opponent_agents: dict[str, AgentEntry | None] = {}
-    for j, opponent in enumerate(config.opponents):
-        name = opponent[len(AGENT_OPPONENT) :] if opponent.startswith(AGENT_OPPONENT) else None
-        if name is not None and name not in agents:
-            raise StratagemError(
-                f"opponents.{j}: '{opponent}' names no agent entry (agents: {', '.join(agents)})"
-            )
-        opponent_agents[opponent] = None if name is None else agents[name]
-    names = [m.name for m in config.models]
-    if len(set(names)) != len(names):
-        raise StratagemError(f"models: ids must be unique, got {names}")
-    specs = [
-        EpisodeSpec(
-            model, agent, game, opponent, _rounds(rounds, game, variants), seed, rep,
-            opponent_agents[opponent], variants[game][0] if game in variants else None,
-        )
-        for model, agent, game, opponent, rounds, seed in itertools.product(
-            config.models, config.agents, config.games, config.opponents, config.rounds,
-            config.seeds,
-        )
-        for rep in range(agent.repetitions or config.repetitions)
-    ]  # fmt: skip
+    repetition for the shorthand; then model, game, line-up, rounds, seed, repetition. Names and
+    seats are checked here, before anything runs."""
+    grid = _Grid(config)
+    specs = list(grid.shorthand()) + list(grid.lineups())
     ids = [s.id for s in specs]
     if len(set(ids)) != len(ids):
         raise StratagemError("the grid lists the same episode twice (duplicate values in a list?)")
     return specs
 
 
+class _Grid:
+    """The checked parts of a config that the expansion draws from."""
+
+    def __init__(self, config: ExperimentConfig) -> None:
+        self.config = config
+        agents = [a.name for a in config.agents]
+        if len(set(agents)) != len(agents):
+            raise StratagemError(f"agents: names must be unique, got {agents}")
+        names = [m.name for m in config.models]
+        if len(set(names)) != len(names):
+            raise StratagemError(f"models: ids must be unique, got {names}")
+        self.parser = SeatParser(config.agents, config.models)
+        self.variants = _variants(config)
+        self.games: dict[str, Game] = {}
+        for i, name in enumerate(config.games):
+            self.games[name] = _field(f"games.{i}", self._sample_game, name)
+        for j, agent in enumerate(config.agents):
+            if any(g.matrix() is not None for g in self.games.values()):
+                _field(f"agents.{j}", _prompter, agent)
+
+    def _sample_game(self, name: str) -> Game:
+        """The game at its first round count, to check seats against."""
+        variant = self.variants.get(name)
+        rounds = self.round_counts(name, variant)[0]
+        return build_game(name, variant, rounds)
+
+    def round_counts(self, game: str, variant: VariantEntry | None) -> list[int | None]:
+        """The rounds axis for one game: "study" resolved; [None] for fixed-length games."""
+        base = variant.base if variant is not None else game
+        entry = get_entry(base)
+        matrix = variant is not None or isinstance(get_game(base), NormalFormGame)
+        if not matrix and "rounds" not in entry.options():
+            return [None]
+        out: list[int | None] = []
+        for rounds in self.config.rounds:
+            if isinstance(rounds, int):
+                out.append(rounds)
+            elif matrix and entry.rounds:
+                out.append(entry.rounds[0])
+            elif not matrix:
+                out.append(inspect.signature(entry.factory).parameters["rounds"].default)
+            else:
+                raise StratagemError(
+                    f"rounds: '{game}' comes from no repeated-game study, so 'study' has no "
+                    "value for it; give a number"
+                )
+        return out
+
+    def shorthand(self) -> Iterator[EpisodeSpec]:
+        """`agents x opponents`: the agent in seat 0, the opponent in seat 1."""
+        config = self.config
+        for j, opponent in enumerate(config.opponents):
+            for game, sample in self.games.items():
+                if sample.n_players != 2:
+                    raise StratagemError(
+                        f"games: '{game}' has {sample.n_players} seats; `opponents` fill 2-seat "
+                        "games, use `lineups` for it"
+                    )
+                seat = self.parser.parse(opponent, config.models[0], f"opponents.{j}")
+                check_seat(seat, sample, game, 1, f"opponents.{j}")
+            for i, agent in enumerate(config.agents):
+                for game, sample in self.games.items():
+                    seat = Seat(agent.name, agent, config.models[0])
+                    check_seat(seat, sample, game, 0, f"agents.{i}")
+        for model in config.models:
+            for agent in config.agents:
+                for game in config.games:
+                    variant = self.variants.get(game)
+                    for opponent in config.opponents:
+                        other = self.parser.parse(opponent, model, "opponents")
+                        if other.agent is not None:
+                            other = Seat(other.label, other.agent, other.model, questions=False)
+                        seats = (Seat(agent.name, agent, model), other)
+                        for rounds in self.round_counts(game, variant):
+                            for seed in config.seeds:
+                                for rep in range(agent.repetitions or config.repetitions):
+                                    yield EpisodeSpec(
+                                        model, game, seats, rounds, seed, rep, variant, opponent
+                                    )
+
+    def lineups(self) -> Iterator[EpisodeSpec]:
+        config = self.config
+        for game, sample in self.games.items():
+            for i, entry in enumerate(config.lineups):
+                for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
+                    for p, text in enumerate(texts):
+                        seat = self.parser.parse(text, config.models[0], f"lineups.{i}")
+                        check_seat(seat, sample, game, p, f"lineups.{i}")
+        for model in config.models:
+            for game, sample in self.games.items():
+                variant = self.variants.get(game)
+                for i, entry in enumerate(config.lineups):
+                    for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
+                        grid_model = self.parser.uses_grid_model(texts)
+                        if not grid_model and model is not config.models[0]:
+                            continue  # no seat plays the grid's model: once is enough
+                        seats = tuple(
+                            self.parser.parse(text, model, f"lineups.{i}") for text in texts
+                        )
+                        for rounds in self.round_counts(game, variant):
+                            for seed in config.seeds:
+                                for rep in range(config.repetitions):
+                                    yield EpisodeSpec(
+                                        model if grid_model else None, game, seats, rounds,
+                                        seed, rep, variant,
+                                    )  # fmt: skip
+
+
 def _prompter(agent: AgentEntry) -> Prompter:
     return Prompter(agent.framing, agent.output, agent.history, prompting=agent.prompting)
 
 
-def _variants(config: ExperimentConfig) -> dict[str, tuple[VariantEntry, NormalFormGame]]:
+def _variants(config: ExperimentConfig) -> dict[str, VariantEntry]:
     """The declared variants by name, each built (and so checked) once."""
-    out: dict[str, tuple[VariantEntry, NormalFormGame]] = {}
+    out: dict[str, VariantEntry] = {}
     for i, v in enumerate(config.variants):
         if v.name in out:
             raise StratagemError(f"variants.{i}: the name '{v.name}' is declared twice")
-        stage = _field(f"variants.{i}", VariantEntry.build, v)
-        out[v.name] = (v, stage)
+        _field(f"variants.{i}", VariantEntry.build, v)
+        out[v.name] = v
     return out
-
-
-def _rounds(
-    rounds: int | str, game: str, variants: dict[str, tuple[VariantEntry, NormalFormGame]]
-) -> int:
-    """A round count, "study" resolved to the game's (or its base game's) study length."""
-    if isinstance(rounds, int):
-        return rounds
-    base = variants[game][0].base if game in variants else game
-    entry = get_entry(base)
-    if not entry.rounds:
-        raise StratagemError(
-            f"rounds: '{game}' comes from no repeated-game study, so 'study' has no value for it; "
-            "give a number"
-        )
-    return entry.rounds[0]
 
 
 def _field(where: str, check: Callable[[Any], T], value: Any) -> T:

@@ -17,20 +17,13 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from stratagem.agents.base import Agent
-from stratagem.agents.debate_agent import DebateAgent
-from stratagem.agents.plain import PlainLLMAgent
-from stratagem.agents.prompts import Prompter
-from stratagem.agents.questions import ask_questions
-from stratagem.agents.self_consistency import SEED003_SAMPLES, SelfConsistentAgent
-from stratagem.agents.strategy_agent import StrategyAgent
-from stratagem.agents.tool_agent import ToolAgent
 from stratagem.errors import StratagemError
-from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.episode import play_episode
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
+from stratagem.experiments.seating import Clients, seat_agent
 from stratagem.experiments.store import ResultStore
-from stratagem.games.repeated import RepeatedGame
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import BudgetExceeded
@@ -40,7 +33,6 @@ from stratagem.llm.ratelimit import Limits, RateLimiter
 from stratagem.llm.registry import ModelConfig
 from stratagem.llm.retry import RetryPolicy
 from stratagem.llm.types import Request, Response
-from stratagem.strategies.registry import get_strategy
 
 STORE_FILE = "stratagem.db"
 CACHE_FILE = "cache.db"
@@ -153,7 +145,7 @@ class Runner:
 
         async def play(spec: EpisodeSpec) -> None:
             try:
-                await self._play_episode(store, spec, clients[spec.model.name])
+                await self._play_episode(store, spec, clients)
                 summary.finished += 1
             except BudgetExceeded as exc:
                 store.fail_episode(spec.id, str(exc))
@@ -214,11 +206,9 @@ class Runner:
             config, cache=cache, limiter=limiter, budget=budget, recorder=record, retry=retry,
         )  # fmt: skip
 
-    async def _play_episode(
-        self, store: ResultStore, spec: EpisodeSpec, client: ModelClient
-    ) -> None:
-        stage = spec.stage()
-        game = RepeatedGame(stage, spec.rounds)
+    async def _play_episode(self, store: ResultStore, spec: EpisodeSpec, clients: Clients) -> None:
+        game = spec.build_game()
+        stage = game.matrix()
         store.add_episode(
             spec.id,
             self.experiment,
@@ -226,94 +216,13 @@ class Runner:
             spec.players(),
             spec.seed,
             spec=spec.key(),
-            labels=[list(ls) for ls in stage.labels],
-            game_payoffs=stage.payoffs.tolist(),
+            labels=None if stage is None else [list(ls) for ls in stage.labels],
+            game_payoffs=None if stage is None else stage.payoffs.tolist(),
         )
         store.start_episode(spec.id)
-        # Derived from the episode id, so no two episodes share a model seed: two episodes whose
-        # prompts happen to coincide (round 1 against different opponents) still sample
-        # independently instead of replaying one cached answer.
-        seed = int(spec.id[:8], 16)
-        agent = _make_agent(spec.agent, client, stage.sizes[0])
-        opponent: Agent
-        if spec.opponent_agent is None:
-            opponent = StrategyAgent(get_strategy(spec.opponent))
-            opponent.reset(seed, spec.id)
-        else:
-            # Another instance of the same model (seed-003 §2.1) samples with its own seed, so two
-            # identical first prompts are not answered by one cached reply.
-            opponent = _make_agent(spec.opponent_agent, client, stage.sizes[1])
-            opponent.reset(int(spec.id[8:16], 16), spec.id)
-        agent.reset(seed, spec.id)
-        state = game.initial_state(spec.seed)
-        labels = stage.labels
-        while not state.is_terminal():
-            t = len(state.history) + 1
-            first, second = await asyncio.gather(
-                agent.act(state.observation(0)), opponent.act(state.observation(1))
-            )
-            decisions = (first, second)
-            actions = {p: d.action for p, d in enumerate(decisions)}
-            state, events = state.forfeit(actions)
-            played = state.history[-1]
-            store.add_round(
-                spec.id,
-                t,
-                [labels[p][a] if a >= 0 else None for p, a in enumerate(played.actions)],
-                list(played.payoffs),
-                valid=all(d.valid for d in decisions),
-                tokens=[d.tokens for d in decisions],
-            )
-            for p, d in enumerate(decisions):
-                if "self_consistency" in d.extra:
-                    store.add_event(
-                        spec.id, "self_consistency", d.extra["self_consistency"], round=t, player=p
-                    )
-                if not d.valid:
-                    store.add_event(
-                        spec.id, "invalid", {"error": d.error, "texts": list(d.raw),
-                                             "played": d.action}, round=t, player=p,
-                    )  # fmt: skip
-            await agent.observe(state.observation(0), events)
-            await opponent.observe(state.observation(1), events)
-            if spec.agent.questions:
-                asker = agent.base if isinstance(agent, SelfConsistentAgent) else agent
-                assert isinstance(asker, PlainLLMAgent | ToolAgent | DebateAgent)
-                for answer in await ask_questions(asker, state.observation(0)):
-                    store.add_answer(
-                        spec.id, t, 0, answer.question_id, answer.raw,
-                        question=answer.question,
-                        parsed={"value": answer.parsed, "relevant": answer.relevant},
-                    )  # fmt: skip
+        agents = [seat_agent(seat, p, spec.id, clients, game) for p, seat in enumerate(spec.seats)]
+        state = await play_episode(store, spec.id, game, agents, spec.seed)
         store.finish_episode(spec.id, list(state.payoffs()))
-
-
-def _make_agent(entry: AgentEntry, client: ModelClient, n_actions: int) -> Agent:
-    """The LLM agent an agent entry describes (seed-001 §6: plain, tool or debate), wrapped in
-    self-consistency when it samples several decisions (seed-003 §3.5)."""
-    common: dict[str, Any] = {
-        "max_reasks": entry.max_reasks,
-        "invalid": entry.invalid,
-        "temperature": entry.temperature,
-        "max_tokens": entry.max_tokens,
-        "constrain": entry.constrain,
-    }
-    if entry.kind == "plain":
-        prompter = Prompter(entry.framing, entry.output, entry.history, prompting=entry.prompting)
-        plain = PlainLLMAgent(client, prompter, **common)
-        samples = SEED003_SAMPLES.get(n_actions, 1) if entry.samples == "study" else entry.samples
-        return plain if samples == 1 else SelfConsistentAgent(plain, samples)
-    assert entry.attitude is not None  # the config validator guarantees it
-    prompter = Prompter(entry.framing, "json", "prompt", prompting=entry.prompting)
-    if entry.kind == "tool":
-        return ToolAgent(
-            client, entry.attitude, prompter, max_tool_calls=entry.max_tool_calls,
-            memory=entry.memory, **common,
-        )  # fmt: skip
-    return DebateAgent(
-        client, entry.attitude, prompter, max_turns=entry.max_turns, memory=entry.memory,
-        **common,
-    )  # fmt: skip
 
 
 def _usage_text(s: RunSummary) -> str:

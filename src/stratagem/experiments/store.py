@@ -13,382 +13,67 @@ the response cache replays their model calls.
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.experiments import schema
+from stratagem.experiments.records import (
+    EPISODE_COLUMNS,
+    STATUSES,
+    AnswerRecord,
+    BeliefRecord,
+    EpisodeBundle,
+    EpisodeRecord,
+    EventRecord,
+    ExperimentRecord,
+    LlmCallRecord,
+    MatchEntry,
+    PlayerLike,
+    RoundRecord,
+    Status,
+    check_numbers,
+    check_seed,
+    check_tokens,
+    check_visibility,
+    dump_json,
+    dump_optional,
+    episode_from_row,
+    event_from_row,
+    load_json,
+    now,
+    player_descriptor,
+    redact,
+    round_from_row,
+)
+from stratagem.experiments.schema import SCHEMA_VERSION
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
 
-SCHEMA_VERSION = 1
-"""Bumped whenever the schema changes; a store written by a newer version is refused."""
-
-Status = Literal["pending", "running", "finished", "failed"]
-STATUSES: tuple[Status, ...] = ("pending", "running", "finished", "failed")
-
-PlayerLike = str | Mapping[str, Any]
-"""A player as given by callers: a bare name, or a descriptor such as
-{"name": ..., "kind": "strategy" | "llm", "model": ...}."""
-
-_SECRET_KEYS = frozenset(
-    {"api_key", "apikey", "api-key", "x-api-key", "authorization", "password", "secret"}
-)
-
-_SCHEMA = f"""
-CREATE TABLE meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE experiments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    config TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE episodes (
-    id TEXT PRIMARY KEY,
-    experiment_id TEXT NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
-    spec TEXT NOT NULL,
-    game TEXT NOT NULL,
-    labels TEXT,
-    game_payoffs TEXT,
-    players TEXT NOT NULL,
-    seed,
-    status TEXT NOT NULL CHECK (status IN ({", ".join(repr(s) for s in STATUSES)})),
-    payoffs TEXT,
-    started_at TEXT,
-    finished_at TEXT,
-    source TEXT NOT NULL,
-    error TEXT
-);
-CREATE INDEX episodes_by_experiment ON episodes(experiment_id, status);
-CREATE TABLE rounds (
-    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-    round INTEGER NOT NULL,
-    actions TEXT NOT NULL,
-    payoffs TEXT,
-    valid INTEGER NOT NULL CHECK (valid IN (0, 1)),
-    tokens TEXT,
-    PRIMARY KEY (episode_id, round)
-) WITHOUT ROWID;
-CREATE TABLE events (
-    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    round INTEGER,
-    kind TEXT NOT NULL,
-    player INTEGER,
-    data TEXT NOT NULL,
-    PRIMARY KEY (episode_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE llm_calls (
-    id INTEGER PRIMARY KEY,
-    episode_id TEXT REFERENCES episodes(id) ON DELETE SET NULL,
-    seq INTEGER,
-    player INTEGER,
-    round INTEGER,
-    model TEXT NOT NULL,
-    cache_key TEXT,
-    request TEXT,
-    response TEXT,
-    text TEXT,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    cost_usd REAL,
-    latency_s REAL,
-    cached INTEGER NOT NULL DEFAULT 0 CHECK (cached IN (0, 1)),
-    error TEXT,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX llm_calls_by_episode ON llm_calls(episode_id, seq);
-CREATE INDEX llm_calls_by_cache_key ON llm_calls(cache_key);
-CREATE TABLE answers (
-    id INTEGER PRIMARY KEY,
-    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-    round INTEGER,
-    player INTEGER NOT NULL,
-    question_id TEXT NOT NULL,
-    question TEXT,
-    answer TEXT,
-    parsed TEXT,
-    correct INTEGER CHECK (correct IN (0, 1)),
-    UNIQUE (episode_id, round, player, question_id)
-);
-CREATE TABLE beliefs (
-    id INTEGER PRIMARY KEY,
-    episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
-    round INTEGER,
-    player INTEGER NOT NULL,
-    "order" INTEGER NOT NULL,
-    about_player INTEGER,
-    content TEXT NOT NULL,
-    score REAL
-);
-CREATE INDEX beliefs_by_episode ON beliefs(episode_id, round, player);
-INSERT INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
-"""
-
-
-# -- records --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ExperimentRecord:
-    id: str
-    name: str
-    config: dict[str, Any]
-    created_at: str
-
-
-@dataclass(frozen=True)
-class EpisodeRecord:
-    id: str
-    experiment_id: str
-    game: str
-    players: tuple[dict[str, Any], ...]
-    """Player descriptors by seat (0-based), each with at least a "name"."""
-    seed: int | str | None
-    status: Status
-    spec: dict[str, Any] = field(default_factory=dict)
-    labels: tuple[tuple[str, ...], ...] | None = None
-    """Action labels per player, for matrix games."""
-    game_payoffs: Any = None
-    """The payoff tensor as nested lists (shape labels..., players), when known."""
-    payoffs: tuple[float, ...] | None = None
-    """Total payoff per player, once finished."""
-    started_at: str | None = None
-    finished_at: str | None = None
-    source: str = "stratagem"
-    error: str | None = None
-
-    @property
-    def player_names(self) -> tuple[str, ...]:
-        return tuple(str(p.get("name", "")) for p in self.players)
-
-
-@dataclass(frozen=True)
-class RoundRecord:
-    episode_id: str
-    round: int
-    """From 1."""
-    actions: tuple[Any, ...]
-    """One action per player: a label for matrix games, None for a missing (invalid) move."""
-    payoffs: tuple[float, ...] | None
-    valid: bool = True
-    tokens: tuple[int | None, ...] | None = None
-    """Tokens each player spent on this round (retries and samples included), when known."""
-
-
-@dataclass(frozen=True)
-class EventRecord:
-    episode_id: str
-    seq: int
-    kind: str
-    data: Any
-    round: int | None = None
-    player: int | None = None
-
-
-@dataclass(frozen=True)
-class LlmCallRecord:
-    episode_id: str | None
-    model: str
-    seq: int | None = None
-    player: int | None = None
-    round: int | None = None
-    cache_key: str | None = None
-    request: Any = None
-    response: Any = None
-    text: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-    latency_s: float | None = None
-    cached: bool = False
-    error: str | None = None
-    created_at: str = ""
-    id: int = field(default=0, compare=False)
-    """Row id in this store; not part of the call's identity (differs after an import)."""
-
-
-@dataclass(frozen=True)
-class AnswerRecord:
-    episode_id: str
-    round: int | None
-    player: int
-    question_id: str
-    answer: str | None
-    question: str | None = None
-    parsed: Any = None
-    correct: bool | None = None
-
-
-@dataclass(frozen=True)
-class BeliefRecord:
-    episode_id: str
-    round: int | None
-    player: int
-    order: int
-    """Belief order: 1 = what the player believes, 2 = what it believes another believes, ..."""
-    content: Any
-    about_player: int | None = None
-    score: float | None = None
-
-
-@dataclass(frozen=True)
-class EpisodeBundle:
-    """A whole episode with everything recorded about it: what export writes and import reads."""
-
-    episode: EpisodeRecord
-    rounds: tuple[RoundRecord, ...] = ()
-    events: tuple[EventRecord, ...] = ()
-    llm_calls: tuple[LlmCallRecord, ...] = ()
-    answers: tuple[AnswerRecord, ...] = ()
-    beliefs: tuple[BeliefRecord, ...] = ()
-
-
-@dataclass(frozen=True)
-class MatchEntry:
-    """One finished rule-based match, as `record_matches` takes it."""
-
-    experiment_id: str
-    episode_id: str
-    game: NormalFormGame
-    """The stage game: gives the labels, the payoff tensor and the per-round payoffs."""
-    players: Sequence[PlayerLike]
-    seed: int | str | None
-    result: MatchResult
-    spec: Mapping[str, Any] | None = None
-    game_name: str | None = None
-    """Name stored for the game; the stage game's name by default."""
-
-
-# -- helpers --------------------------------------------------------------------------------------
-
-
-def now() -> str:
-    """The current time as an ISO-8601 UTC string (millisecond precision)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _dump(value: Any, what: str) -> str:
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StratagemError(f"cannot store {what}: not JSON ({exc})") from None
-
-
-def _dump_opt(value: Any, what: str) -> str | None:
-    return None if value is None else _dump(value, what)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-def _redact(value: Any) -> Any:
-    """Drop credentials that a request or response might carry: no secret is ever stored."""
-    if isinstance(value, Mapping):
-        return {
-            k: "[redacted]" if str(k).lower() in _SECRET_KEYS else _redact(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_redact(v) for v in value]
-    return value
-
-
-def player_descriptor(player: PlayerLike, kind: str | None = None) -> dict[str, Any]:
-    """A player descriptor from a bare name or a mapping; a mapping must have a "name"."""
-    if isinstance(player, str):
-        desc: dict[str, Any] = {"name": player}
-    else:
-        desc = dict(player)
-        if not isinstance(desc.get("name"), str):
-            raise StratagemError(f"player descriptor {desc!r} needs a 'name' string")
-    if kind is not None:
-        desc.setdefault("kind", kind)
-    return desc
-
-
-def _numbers(values: Sequence[Any], n: int, what: str) -> list[float]:
-    if len(values) != n:
-        raise StratagemError(f"{what}: expected {n} numbers, got {len(values)}")
-    out = []
-    for x in values:
-        if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
-            raise StratagemError(f"{what}: expected finite numbers, got {x!r}")
-        out.append(float(x))
-    return out
-
-
-def _tokens(values: Sequence[Any] | None, n: int, what: str) -> list[int | None] | None:
-    if values is None:
-        return None
-    if len(values) != n:
-        raise StratagemError(f"{what}: expected {n} token counts, got {len(values)}")
-    for x in values:
-        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 0):
-            raise StratagemError(f"{what}: token counts must be integers >= 0 or null, got {x!r}")
-    return list(values)
-
-
-def _seed(seed: Any) -> int | str | None:
-    if seed is None or isinstance(seed, str):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise StratagemError(f"seed must be an integer, a string or None, got {seed!r}")
-    return seed
-
-
-_EPISODE_COLUMNS = (
-    "id, experiment_id, game, players, seed, status, spec, labels, game_payoffs, payoffs, "
-    "started_at, finished_at, source, error"
-)
-
-
-def _episode(row: sqlite3.Row) -> EpisodeRecord:
-    labels = _load(row["labels"])
-    payoffs = _load(row["payoffs"])
-    return EpisodeRecord(
-        id=row["id"],
-        experiment_id=row["experiment_id"],
-        game=row["game"],
-        players=tuple(_load(row["players"])),
-        seed=row["seed"],
-        status=row["status"],
-        spec=_load(row["spec"]),
-        labels=None if labels is None else tuple(tuple(ls) for ls in labels),
-        game_payoffs=_load(row["game_payoffs"]),
-        payoffs=None if payoffs is None else tuple(payoffs),
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        source=row["source"],
-        error=row["error"],
-    )
-
-
-def _round(row: sqlite3.Row) -> RoundRecord:
-    payoffs = _load(row["payoffs"])
-    tokens = _load(row["tokens"])
-    return RoundRecord(
-        episode_id=row["episode_id"],
-        round=row["round"],
-        actions=tuple(_load(row["actions"])),
-        payoffs=None if payoffs is None else tuple(payoffs),
-        valid=bool(row["valid"]),
-        tokens=None if tokens is None else tuple(tokens),
-    )
-
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "AnswerRecord",
+    "BeliefRecord",
+    "EpisodeBundle",
+    "EpisodeRecord",
+    "EventRecord",
+    "ExperimentRecord",
+    "LlmCallRecord",
+    "MatchEntry",
+    "PlayerLike",
+    "ResultStore",
+    "RoundRecord",
+    "Status",
+    "now",
+    "player_descriptor",
+]
 
 # -- the store ------------------------------------------------------------------------------------
 
@@ -428,26 +113,13 @@ class ResultStore:
         conn.execute("PRAGMA foreign_keys = ON")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
-            try:
-                conn.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
-            except sqlite3.Error:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+            schema.create(conn)
         elif "meta" not in tables:
             raise StratagemError(
                 f"{self.path}: a SQLite database, but not a stratagem result store"
             )
         else:
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None or not str(row[0]).isdigit():
-                raise StratagemError(f"{self.path}: a SQLite database without a schema version")
-            version = int(row[0])
-            if version > SCHEMA_VERSION:
-                raise StratagemError(
-                    f"{self.path}: result store schema version {version} is newer than this "
-                    f"stratagem supports ({SCHEMA_VERSION}); upgrade stratagem to read it"
-                )
+            schema.migrate(conn, self.path)
         if not memory:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -526,7 +198,7 @@ class ResultStore:
         An existing experiment with a different config is an error unless `update`, so two
         different grids never mix under one id by accident.
         """
-        config_json = _dump(dict(config or {}), f"the config of experiment '{experiment_id}'")
+        config_json = dump_json(dict(config or {}), f"the config of experiment '{experiment_id}'")
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT name, config FROM experiments WHERE id=?", (experiment_id,)
@@ -559,7 +231,7 @@ class ResultStore:
 
     @staticmethod
     def _experiment(row: sqlite3.Row) -> ExperimentRecord:
-        return ExperimentRecord(row["id"], row["name"], _load(row["config"]), row["created_at"])
+        return ExperimentRecord(row["id"], row["name"], load_json(row["config"]), row["created_at"])
 
     def _require_experiment(self, conn: sqlite3.Connection, experiment_id: str) -> None:
         if (
@@ -602,7 +274,7 @@ class ResultStore:
                     experiment_id=experiment_id,
                     game=game,
                     players=tuple(descs),
-                    seed=_seed(seed),
+                    seed=check_seed(seed),
                     status="pending",
                     spec=dict(spec or {}),
                     labels=None if labels is None else tuple(tuple(ls) for ls in labels),
@@ -643,17 +315,17 @@ class ResultStore:
                 for row in conn.execute(
                     "SELECT payoffs FROM rounds WHERE episode_id=? ORDER BY round", (episode_id,)
                 ):
-                    values = _load(row[0])
+                    values = load_json(row[0])
                     if values is None or totals is None:
                         totals = None
                         break
                     totals = [t + x for t, x in zip(totals, values, strict=True)]
             else:
-                totals = _numbers(payoffs, n, f"episode '{episode_id}' payoffs")
+                totals = check_numbers(payoffs, n, f"episode '{episode_id}' payoffs")
             conn.execute(
                 "UPDATE episodes SET status='finished', payoffs=?, finished_at=?, error=NULL "
                 "WHERE id=?",
-                (_dump_opt(totals, "payoffs"), now(), episode_id),
+                (dump_optional(totals, "payoffs"), now(), episode_id),
             )
 
     def fail_episode(self, episode_id: str, error: str) -> None:
@@ -674,7 +346,7 @@ class ResultStore:
 
     def _n_players(self, conn: sqlite3.Connection, episode_id: str) -> int:
         row = conn.execute("SELECT players FROM episodes WHERE id=?", (episode_id,)).fetchone()
-        return len(_load(row[0]))
+        return len(load_json(row[0]))
 
     def _writable(self, conn: sqlite3.Connection, episode_id: str) -> sqlite3.Row:
         """The episode's row, if it may still receive data: it exists and is not finished."""
@@ -708,18 +380,18 @@ class ResultStore:
         what = f"episode '{episode_id}' round {round}"
         with self._tx() as conn:
             row = self._writable(conn, episode_id)
-            n = len(_load(row["players"]))
+            n = len(load_json(row["players"]))
             if len(actions) != n:
                 raise StratagemError(f"{what}: expected {n} actions, got {len(actions)}")
-            labels = _load(row["labels"])
+            labels = load_json(row["labels"])
             if labels is not None:
                 for p, a in enumerate(actions):
                     if a is not None and a not in labels[p]:
                         raise StratagemError(
                             f"{what}: {a!r} is not an action of player {p} ({', '.join(labels[p])})"
                         )
-            pay = None if payoffs is None else _numbers(payoffs, n, f"{what} payoffs")
-            toks = _tokens(tokens, n, f"{what} tokens")
+            pay = None if payoffs is None else check_numbers(payoffs, n, f"{what} payoffs")
+            toks = check_tokens(tokens, n, f"{what} tokens")
             try:
                 conn.execute(
                     "INSERT INTO rounds (episode_id, round, actions, payoffs, valid, tokens) "
@@ -727,10 +399,10 @@ class ResultStore:
                     (
                         episode_id,
                         round,
-                        _dump(list(actions), f"{what} actions"),
-                        _dump_opt(pay, "payoffs"),
+                        dump_json(list(actions), f"{what} actions"),
+                        dump_optional(pay, "payoffs"),
                         int(bool(valid)),
-                        _dump_opt(toks, "tokens"),
+                        dump_optional(toks, "tokens"),
                     ),
                 )
             except sqlite3.IntegrityError:
@@ -745,23 +417,27 @@ class ResultStore:
         round: int | None = None,
         player: int | None = None,
         seq: int | None = None,
+        visible_to: Sequence[int] | None = None,
     ) -> int:
-        """Record an event (a message, a move of a non-matrix game); returns its sequence number."""
+        """Record an event (a message, a move of a non-matrix game); returns its sequence number.
+        `visible_to` None: every seat may see it; otherwise only those seats."""
+        visible = check_visibility(visible_to, f"event '{kind}'")
         with self._tx() as conn:
             self._writable(conn, episode_id)
             if seq is None:
                 seq = self._next_seq(conn, "events", episode_id)
             try:
                 conn.execute(
-                    "INSERT INTO events (episode_id, seq, round, kind, player, data) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (episode_id, seq, round, kind, player, data, visible_to) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         episode_id,
                         seq,
                         round,
                         kind,
                         player,
-                        _dump({} if data is None else data, kind),
+                        dump_json({} if data is None else data, kind),
+                        dump_optional(None if visible is None else list(visible), "visibility"),
                     ),
                 )
             except sqlite3.IntegrityError:
@@ -946,7 +622,7 @@ class ResultStore:
                             "pass replace=True to overwrite it"
                         )
                     if spec is None and existing["status"] != "finished":
-                        spec = _load(existing["spec"])
+                        spec = load_json(existing["spec"])
                     conn.execute("DELETE FROM episodes WHERE id=?", (m.episode_id,))
                 name = m.game_name or m.game.name
                 descs = [player_descriptor(p, "strategy") for p in m.players]
@@ -958,18 +634,18 @@ class ResultStore:
                         "turns": len(rows),
                     }
                 conn.execute(
-                    f"INSERT INTO episodes ({_EPISODE_COLUMNS}) "
+                    f"INSERT INTO episodes ({EPISODE_COLUMNS}) "
                     "VALUES (?, ?, ?, ?, ?, 'finished', ?, ?, ?, ?, ?, ?, 'stratagem', NULL)",
                     (
                         m.episode_id,
                         m.experiment_id,
                         name,
-                        _dump(descs, "players"),
-                        _seed(m.seed),
-                        _dump(dict(spec), "spec"),
+                        dump_json(descs, "players"),
+                        check_seed(m.seed),
+                        dump_json(dict(spec), "spec"),
                         cache.labels_json,
                         cache.tensor_json,
-                        _dump([float(x) for x in m.result.scores], "scores"),
+                        dump_json([float(x) for x in m.result.scores], "scores"),
                         stamp,
                         stamp,
                     ),
@@ -1028,16 +704,16 @@ class ResultStore:
                 what = f"episode '{ep.id}' round {r.round}"
                 if len(r.actions) != n:
                     raise StratagemError(f"{what}: expected {n} actions, got {len(r.actions)}")
-                pay = None if r.payoffs is None else _numbers(r.payoffs, n, f"{what} payoffs")
-                toks = _tokens(r.tokens, n, f"{what} tokens")
+                pay = None if r.payoffs is None else check_numbers(r.payoffs, n, f"{what} payoffs")
+                toks = check_tokens(r.tokens, n, f"{what} tokens")
                 round_rows.append(
                     (
                         ep.id,
                         r.round,
-                        _dump(list(r.actions), f"{what} actions"),
-                        _dump_opt(pay, "payoffs"),
+                        dump_json(list(r.actions), f"{what} actions"),
+                        dump_optional(pay, "payoffs"),
                         int(r.valid),
-                        _dump_opt(toks, "tokens"),
+                        dump_optional(toks, "tokens"),
                     )
                 )
             try:
@@ -1047,10 +723,20 @@ class ResultStore:
                     round_rows,
                 )
                 conn.executemany(
-                    "INSERT INTO events (episode_id, seq, round, kind, player, data) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (episode_id, seq, round, kind, player, data, visible_to) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (ep.id, e.seq, e.round, e.kind, e.player, _dump(e.data, "event data"))
+                        (
+                            ep.id,
+                            e.seq,
+                            e.round,
+                            e.kind,
+                            e.player,
+                            dump_json(e.data, "event data"),
+                            dump_optional(
+                                None if e.visible_to is None else list(e.visible_to), "visibility"
+                            ),
+                        )
                         for e in bundle.events
                     ],
                 )
@@ -1071,19 +757,21 @@ class ResultStore:
         if ep.status not in STATUSES:
             raise StratagemError(f"episode '{ep.id}': status must be one of {', '.join(STATUSES)}")
         conn.execute(
-            f"INSERT INTO episodes ({_EPISODE_COLUMNS}) "
+            f"INSERT INTO episodes ({EPISODE_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 ep.id,
                 ep.experiment_id,
                 ep.game,
-                _dump([dict(p) for p in ep.players], "players"),
-                _seed(ep.seed),
+                dump_json([dict(p) for p in ep.players], "players"),
+                check_seed(ep.seed),
                 ep.status,
-                _dump(ep.spec, "spec"),
-                _dump_opt(None if ep.labels is None else [list(ls) for ls in ep.labels], "labels"),
-                _dump_opt(ep.game_payoffs, "game payoffs"),
-                _dump_opt(None if ep.payoffs is None else list(ep.payoffs), "payoffs"),
+                dump_json(ep.spec, "spec"),
+                dump_optional(
+                    None if ep.labels is None else [list(ls) for ls in ep.labels], "labels"
+                ),
+                dump_optional(ep.game_payoffs, "game payoffs"),
+                dump_optional(None if ep.payoffs is None else list(ep.payoffs), "payoffs"),
                 ep.started_at,
                 ep.finished_at,
                 ep.source,
@@ -1104,8 +792,8 @@ class ResultStore:
                 c.round,
                 c.model,
                 c.cache_key,
-                _dump_opt(_redact(c.request), "request"),
-                _dump_opt(_redact(c.response), "response"),
+                dump_optional(redact(c.request), "request"),
+                dump_optional(redact(c.response), "response"),
                 c.text,
                 c.input_tokens,
                 c.output_tokens,
@@ -1132,7 +820,7 @@ class ResultStore:
                         a.question_id,
                         a.question,
                         a.answer,
-                        _dump_opt(a.parsed, "parsed answer"),
+                        dump_optional(a.parsed, "parsed answer"),
                         None if a.correct is None else int(a.correct),
                     )
                     for a in answers
@@ -1157,7 +845,7 @@ class ResultStore:
                     b.player,
                     b.order,
                     b.about_player,
-                    _dump(b.content, "belief content"),
+                    dump_json(b.content, "belief content"),
                     b.score,
                 )
                 for b in beliefs
@@ -1177,14 +865,14 @@ class ResultStore:
         if status is not None:
             where.append("status=?")
             params.append(status)
-        sql = f"SELECT {_EPISODE_COLUMNS} FROM episodes"
+        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return [_episode(r) for r in self._rows(sql + " ORDER BY rowid", params)]
+        return [episode_from_row(r) for r in self._rows(sql + " ORDER BY rowid", params)]
 
     def episode(self, episode_id: str) -> EpisodeRecord | None:
-        rows = self._rows(f"SELECT {_EPISODE_COLUMNS} FROM episodes WHERE id=?", (episode_id,))
-        return _episode(rows[0]) if rows else None
+        rows = self._rows(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id=?", (episode_id,))
+        return episode_from_row(rows[0]) if rows else None
 
     def status_counts(self, experiment_id: str | None = None) -> dict[str, int]:
         """How many episodes are in each status (every status present, zeros included)."""
@@ -1200,7 +888,7 @@ class ResultStore:
 
     def rounds(self, episode_id: str) -> list[RoundRecord]:
         return [
-            _round(r)
+            round_from_row(r)
             for r in self._rows(
                 "SELECT * FROM rounds WHERE episode_id=? ORDER BY round", (episode_id,)
             )
@@ -1211,12 +899,7 @@ class ResultStore:
         if kind is not None:
             sql += " AND kind=?"
             params.append(kind)
-        return [
-            EventRecord(
-                r["episode_id"], r["seq"], r["kind"], _load(r["data"]), r["round"], r["player"]
-            )
-            for r in self._rows(sql + " ORDER BY seq", params)
-        ]
+        return [event_from_row(r) for r in self._rows(sql + " ORDER BY seq", params)]
 
     def llm_calls(
         self, episode_id: str | None = None, *, cache_key: str | None = None
@@ -1241,8 +924,8 @@ class ResultStore:
                 player=r["player"],
                 round=r["round"],
                 cache_key=r["cache_key"],
-                request=_load(r["request"]),
-                response=_load(r["response"]),
+                request=load_json(r["request"]),
+                response=load_json(r["response"]),
                 text=r["text"],
                 input_tokens=r["input_tokens"],
                 output_tokens=r["output_tokens"],
@@ -1291,7 +974,7 @@ class ResultStore:
                 r["question_id"],
                 r["answer"],
                 r["question"],
-                _load(r["parsed"]),
+                load_json(r["parsed"]),
                 None if r["correct"] is None else bool(r["correct"]),
             )
             for r in self._rows(
@@ -1306,7 +989,7 @@ class ResultStore:
                 r["round"],
                 r["player"],
                 r["order"],
-                _load(r["content"]),
+                load_json(r["content"]),
                 r["about_player"],
                 r["score"],
             )
@@ -1335,8 +1018,8 @@ class _GameCache:
 
     def __init__(self, game: NormalFormGame) -> None:
         self.game = game
-        self.labels_json = _dump([list(ls) for ls in game.labels], "labels")
-        self.tensor_json = _dump(game.payoffs.tolist(), "payoff tensor")
+        self.labels_json = dump_json([list(ls) for ls in game.labels], "labels")
+        self.tensor_json = dump_json(game.payoffs.tolist(), "payoff tensor")
         self._profiles: dict[tuple[int, int], tuple[str, str]] = {}
 
     def profile(self, a: int, b: int, where: str) -> tuple[str, str]:
@@ -1346,7 +1029,10 @@ class _GameCache:
             la, lb = self.game.labels
             if not (0 <= a < len(la) and 0 <= b < len(lb)):
                 raise StratagemError(f"{where}: action indices {key} are outside the game")
-            hit = (_dump([la[a], lb[b]], "actions"), _dump(list(self.game.table[a][b]), "payoffs"))
+            hit = (
+                dump_json([la[a], lb[b]], "actions"),
+                dump_json(list(self.game.table[a][b]), "payoffs"),
+            )
             self._profiles[key] = hit
         return hit
 

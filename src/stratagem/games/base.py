@@ -11,9 +11,12 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stratagem.games.spaces import Action, ActionSpace, IllegalAction
+
+if TYPE_CHECKING:
+    from stratagem.games.normal_form import NormalFormGame
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,22 @@ class State(ABC):
         valid = {p: self.legal(p).validate(a) for p, a in actions.items()}
         return self._next(valid)
 
+    def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[State, list[Event]]:
+        """Advance when some players have no action (None: their replies stayed invalid after
+        every re-ask), by the game's own rule.
+
+        The default rule gives each such player `fallback(player)`: a default move or a skipped
+        turn. Games whose rule is different (a forfeited round scoring (0, 0)) override this.
+        """
+        filled = {p: self.fallback(p) if a is None else a for p, a in actions.items()}
+        return self.apply(filled)
+
+    def fallback(self, player: int) -> Action:
+        """What a player who produced no valid action does; games without such a rule refuse."""
+        raise IllegalAction(
+            f"{type(self).__name__} has no rule for a missing action of player {player}"
+        )
+
 
 class Game(ABC):
     """The rules of a game. Deterministic given a seed: chance comes from `rng(seed, step)`."""
@@ -91,6 +110,11 @@ class Game(ABC):
     def description(self) -> str:
         """One line for listings."""
         return self.name
+
+    def matrix(self) -> NormalFormGame | None:
+        """The matrix game played each round, for games made of one (what matrix-game analyses
+        read: labels and payoffs); None for other games."""
+        return None
 
 
 def chance(seed: int, *step: object) -> random.Random:

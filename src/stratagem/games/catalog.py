@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games.base import Game
+from stratagem.games.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.public_good import SEED004_SETTING0_MULTIPLIER, PublicGoodGame
 from stratagem.games.ultimatum import UltimatumGame
@@ -247,6 +248,11 @@ def _ultimatum(pie: int = 100) -> UltimatumGame:
     return UltimatumGame(pie)
 
 
+def _dilemma_talk(rounds: int = 5, max_chars: int = DEFAULT_MAX_CHARS) -> CheapTalkGame:
+    # Not from a seed study: seed-001's Dilemma payoffs (§4.1) with a message before every move.
+    return CheapTalkGame(_dilemma(), rounds, max_chars, name="dilemma-talk")
+
+
 # -- the registry --------------------------------------------------------------------------------
 
 
@@ -325,6 +331,11 @@ def _entries() -> list[CatalogEntry]:
             "ultimatum", _ultimatum().description(),
             "not from a seed study; requested by peers (specs/peers.md, Axelrod#1328)",
             "bargaining", _ultimatum,
+        ),
+        CatalogEntry(
+            "dilemma-talk", _dilemma_talk().description(),
+            "not from a seed study: seed-001 §4.1's Dilemma with cheap talk", "cheap-talk",
+            _dilemma_talk,
         ),
     ]  # fmt: skip
 

@@ -9,6 +9,9 @@ the value of the only published setting (setting 0 of the code); the paper's fig
 multipliers of its other settings, `SEED004_MULTIPLIERS`, which are not in the code. Note that with
 3.5 and 3 players each contributed point returns 3.5/3 > 1 to its giver, so contributing maximises a
 player's own score; contributing less still wins more often, since the winner is the highest scorer.
+
+A player whose reply stays invalid contributes nothing that round (a skipped turn): the spec gives
+no rule, and 0 is the contribution that changes nobody else's position.
 """
 
 from __future__ import annotations
@@ -125,6 +128,10 @@ class PublicGoodState(State):
         if self.game.enforce_budget:
             return IntegerRange(0, max(0, self.remaining(player)))
         return IntegerRange(0, self.game.endowment)
+
+    def fallback(self, player: int) -> int:
+        """A skipped turn contributes 0 (module docstring)."""
+        return 0
 
     def events(self) -> tuple[Event, ...]:
         """Public events: each round's contributions, then the payout once the game is over."""

@@ -79,6 +79,9 @@ class RepeatedGame(Game):
     def description(self) -> str:
         return f"{self.stage.description()}, repeated {self.rounds} rounds"
 
+    def matrix(self) -> NormalFormGame:
+        return self.stage
+
     def initial_state(self, seed: int = 0) -> RepeatedState:
         return RepeatedState(self, ())
 

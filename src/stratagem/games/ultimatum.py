@@ -7,6 +7,10 @@ is among the games the peers and Axelrod's maintainers list as missing (specs/pe
 The proposer (player 0) offers the responder (player 1) an amount out of a pie of integer points;
 the responder accepts, splitting the pie as offered, or rejects, leaving both with nothing. The
 default pie of 100 points is a choice of this module, not a number from the studies.
+
+A player who produces no valid action (every reply invalid) ends the game without a deal: a
+proposer who makes no offer, or a responder who gives no answer, leaves both with nothing, as a
+rejection does; the record says the game was forfeited.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from stratagem.games.spaces import Action, Choice, IllegalAction, IntegerRange
 PROPOSER, RESPONDER = 0, 1
 ROLES: tuple[str, str] = ("proposer", "responder")
 RESPONSES: tuple[str, str] = ("accept", "reject")
+FORFEITED = "forfeit"
+"""The response recorded when a player forfeits: the game ends and nobody gets anything."""
 
 
 class UltimatumGame(Game):
@@ -62,11 +68,9 @@ class UltimatumState(State):
     response: str | None
 
     def to_act(self) -> tuple[int, ...]:
-        if self.offer is None:
-            return (PROPOSER,)
-        if self.response is None:
-            return (RESPONDER,)
-        return ()
+        if self.response is not None:
+            return ()
+        return (PROPOSER,) if self.offer is None else (RESPONDER,)
 
     def legal(self, player: int) -> IntegerRange | Choice:
         if player not in self.to_act():
@@ -83,7 +87,10 @@ class UltimatumState(State):
             out.append(
                 Event("offer", {"offer": self.offer, "proposer_keeps": self.game.pie - self.offer})
             )
-        if self.response is not None:
+        if self.response == FORFEITED:
+            forfeiter = PROPOSER if self.offer is None else RESPONDER
+            out.append(Event("forfeit", {"player": forfeiter, "payoffs": list(self.payoffs())}))
+        elif self.response is not None:
             out.append(
                 Event("response", {"response": self.response, "payoffs": list(self.payoffs())})
             )
@@ -110,6 +117,18 @@ class UltimatumState(State):
         if self.offer is None or self.response != "accept":
             return (0.0, 0.0)
         return (float(self.game.pie - self.offer), float(self.offer))
+
+    def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[UltimatumState, list[Event]]:
+        """A missing offer or reply ends the game with no deal (module docstring)."""
+        (player,) = self.to_act() or (None,)
+        if player is None or actions.get(player) is not None:
+            nxt, events = self.apply({p: a for p, a in actions.items() if a is not None})
+            assert isinstance(nxt, UltimatumState)
+            return nxt, events
+        if set(actions) != {player}:
+            raise IllegalAction(f"expected an action from player {player}, got {sorted(actions)}")
+        nxt = UltimatumState(self.game, self.offer, FORFEITED)
+        return nxt, [nxt.events()[-1]]
 
     def _next(self, actions: Mapping[int, Action]) -> tuple[UltimatumState, list[Event]]:
         if self.offer is None:

@@ -1,0 +1,115 @@
+"""Prompts of the games beyond repeated 2-player matrix games: a folder of jinja2 templates each.
+
+A game is registered with its template folder (under `agents/game_templates/`) and the name its
+amounts go by in replies ("offer", "contribution"). Python hands the templates the player's
+observation and a few framing-neutral facts (the seat, the matrix outcomes from that seat, the
+reply instruction); the words are in the templates, so a game's prompts can be read and changed
+without reading code.
+
+Files of a game folder: `system.j2` (the rules, the player's role) and `turn.j2` (the state as this
+player sees it and what it must decide now; `reply` is the instruction of the reply format).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from stratagem.agents.parsing import quoted_alternatives
+from stratagem.agents.prompts import format_number
+from stratagem.errors import StratagemError
+from stratagem.games.base import Game, Observation
+from stratagem.games.cheap_talk import CheapTalkGame
+from stratagem.games.public_good import PublicGoodGame
+from stratagem.games.ultimatum import UltimatumGame
+
+
+@dataclass(frozen=True)
+class GamePrompts:
+    folder: str
+    """The template folder under `agents/game_templates/`."""
+    amount: str = "amount"
+    """What an integer reply is called in the JSON the model writes."""
+    text: str = "message"
+    """What a free-text reply is called in the instruction."""
+
+
+GAME_PROMPTS: dict[type[Game], GamePrompts] = {
+    UltimatumGame: GamePrompts("ultimatum", amount="offer"),
+    PublicGoodGame: GamePrompts("public-good", amount="contribution"),
+    CheapTalkGame: GamePrompts("cheap-talk"),
+}
+"""The games the general LLM player has prompts for."""
+
+
+def prompts_for(game: Game) -> GamePrompts | None:
+    return GAME_PROMPTS.get(type(game))
+
+
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("stratagem.agents", "game_templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # plain text for models, not HTML
+    )
+    env.filters["num"] = format_number
+    env.filters["alternatives"] = quoted_alternatives
+    return env
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One cell of a 2-player matrix game from the player's seat."""
+
+    own: str
+    other: str
+    own_payoff: float
+    other_payoff: float
+
+
+class GamePrompter:
+    """Renders one game's prompts for one seat."""
+
+    def __init__(self, game: Game, prompts: GamePrompts) -> None:
+        self.game = game
+        self.prompts = prompts
+        env = _environment()
+        try:
+            self._system = env.get_template(f"{prompts.folder}/system.j2")
+            self._turn = env.get_template(f"{prompts.folder}/turn.j2")
+        except jinja2.TemplateNotFound as exc:
+            raise StratagemError(f"game prompts '{prompts.folder}': no template {exc}") from None
+
+    def system(self, observation: Observation) -> str:
+        return self._system.render(self._context(observation, reply=""))
+
+    def turn(self, observation: Observation, reply: str) -> str:
+        return self._turn.render(self._context(observation, reply=reply))
+
+    def _context(self, observation: Observation, reply: str) -> dict[str, Any]:
+        return {
+            "obs": observation,
+            "seat": observation.player,
+            "n_players": self.game.n_players,
+            "outcomes": self._outcomes(observation.player),
+            "reply": reply,
+        }
+
+    def _outcomes(self, seat: int) -> list[Outcome]:
+        stage = self.game.matrix()
+        if stage is None or stage.n_players != 2:
+            return []
+        other = 1 - seat
+        out = []
+        for mine, own_label in enumerate(stage.labels[seat]):
+            for theirs, other_label in enumerate(stage.labels[other]):
+                profile = (mine, theirs) if seat == 0 else (theirs, mine)
+                payoffs = stage.payoff(profile)
+                out.append(Outcome(own_label, other_label, payoffs[seat], payoffs[other]))
+        return out

@@ -1,0 +1,92 @@
+"""Architectures by name: how the runner turns an agent entry of the experiment file into an
+agent.
+
+Each architecture module registers itself (`register`) with a builder; the runner looks the name
+up and never switches on it. Adding an architecture is adding a module that registers one, and
+importing it from `stratagem.agents`. What every architecture shares is applied here, once:
+self-consistency (`samples`, seed-003 §3.5) wraps any architecture that can fork, and
+comprehension questions (`questions`, seed-001 §7) switch on any that can answer them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from stratagem.agents.base import Agent, LLMClient
+from stratagem.agents.self_consistency import SEED003_SAMPLES, Forkable, SelfConsistentAgent
+from stratagem.errors import StratagemError, unknown_name
+from stratagem.games.base import Game
+from stratagem.games.repeated import RepeatedGame
+
+Builder = Callable[[Any, LLMClient, Game], Agent]
+"""(agent settings, model client, game) -> agent. The settings are the experiment file's agent
+entry (`stratagem.experiments.config.AgentEntry`): any object with its attributes."""
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    description: str
+    build: Builder
+    plays: Callable[[Game], str | None]
+    """Why this architecture cannot play a game (a sentence), or None when it can."""
+
+
+ARCHITECTURES: dict[str, Architecture] = {}
+
+
+def register(architecture: Architecture) -> Architecture:
+    if architecture.name in ARCHITECTURES:
+        raise StratagemError(f"architecture '{architecture.name}' is registered twice")
+    ARCHITECTURES[architecture.name] = architecture
+    return architecture
+
+
+def get_architecture(name: str) -> Architecture:
+    try:
+        return ARCHITECTURES[name]
+    except KeyError:
+        raise unknown_name("architecture", name, ARCHITECTURES) from None
+
+
+def check_plays(settings: Any, game: Game, title: str | None = None) -> None:
+    """Refuse, before anything runs, an agent entry that cannot play `game` (called `title`)."""
+    title = title or game.name
+    reason = get_architecture(settings.kind).plays(game)
+    if reason is not None:
+        raise StratagemError(f"a {settings.kind} agent cannot play '{title}': {reason}")
+    if settings.questions and not _repeated_two_player(game):
+        raise StratagemError(
+            f"questions: seed-001's comprehension questions are about 2-player repeated matrix "
+            f"games, not '{title}'"
+        )
+
+
+def build_agent(
+    settings: Any, client: LLMClient, game: Game, *, questions: bool | None = None
+) -> Agent:
+    """The agent an entry describes, with the options every architecture shares applied;
+    `questions` overrides the entry's setting."""
+    check_plays(settings, game)
+    agent = get_architecture(settings.kind).build(settings, client, game)
+    agent.questions = settings.questions if questions is None else questions
+    samples = settings.samples
+    if samples == "study":
+        stage = game.matrix()
+        samples = SEED003_SAMPLES.get(stage.sizes[0], 1) if stage is not None else 1
+    if samples == 1:
+        return agent
+    if not isinstance(agent, Forkable):
+        raise StratagemError(f"samples: a {settings.kind} agent cannot be sampled several times")
+    return SelfConsistentAgent(agent, samples)
+
+
+def repeated_matrix_only(game: Game) -> str | None:
+    """The `plays` rule of the thesis architectures: 2-player repeated matrix games."""
+    return None if _repeated_two_player(game) else "it plays 2-player repeated matrix games"
+
+
+def _repeated_two_player(game: Game) -> bool:
+    return type(game) is RepeatedGame and game.n_players == 2

@@ -1,0 +1,138 @@
+"""How an LLM answers a decision of any game: the action space picks the reply format.
+
+Each kind of action space has one format (a registry, not a switch): what the prompt asks for, the
+constraint the provider can enforce (a grammar over labels, a JSON schema with an integer range, a
+token limit for free text), and the parser that turns a reply into an action. The parser ends by
+validating against the space itself, so a reply the engine would refuse is re-asked with the
+engine's own words, and nothing a model writes reaches the game except a legal action.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stratagem.agents.parsing import ParseError, find_key_values, quoted_alternatives
+from stratagem.errors import StratagemError
+from stratagem.games.spaces import (
+    Action,
+    ActionSpace,
+    Choice,
+    FreeText,
+    IllegalAction,
+    IntegerRange,
+)
+
+CHARS_PER_TOKEN = 3
+"""A cautious characters-per-token ratio: free text is cut at max_chars / 3 tokens, so a reply
+that keeps to the asked length is never cut, and a runaway one stops soon after the limit."""
+
+
+@dataclass(frozen=True)
+class ReplyFormat:
+    """One decision's reply: the instruction shown, the request constraint, and the parser."""
+
+    instruction: str
+    constraint: dict[str, Any] = field(default_factory=dict)
+    """Request fields that make the provider enforce the format (`choices`, `json_schema`,
+    `max_tokens`); sent only when the agent constrains its output."""
+    read: Callable[[str], Action] = str
+    """Reply text -> legal action, or `ParseError` with a hint for the re-ask."""
+    name: str = "reply"
+
+    def parse(self, text: str, labels: Sequence[str] = ()) -> Action:
+        """The `Parser` protocol of `decide_with_reasks` (labels come from the space instead)."""
+        return self.read(text)
+
+
+def _legal(space: ActionSpace, action: Action) -> Action:
+    """The engine's own validation, its message turned into a correction hint."""
+    try:
+        return space.validate(action)
+    except IllegalAction as exc:
+        raise ParseError(str(exc)) from None
+
+
+def _choice(space: Choice, key: str) -> ReplyFormat:
+    labels = space.labels
+
+    def parse(text: str) -> Action:
+        folded = text.strip().strip(".'\"").casefold()
+        exact = [label for label in labels if label.casefold() == folded]
+        if exact:
+            return _legal(space, exact[0])
+        # An unconstrained reply that names exactly one label as a word is read as that label;
+        # naming several ("accept... no, reject") is ambiguous and re-asked.
+        named = [
+            label
+            for label in labels
+            if re.search(rf"(?<!\w){re.escape(label.casefold())}(?!\w)", text.casefold())
+        ]
+        if len(named) == 1:
+            return _legal(space, named[0])
+        got = "an empty reply" if not text.strip() else f"{len(named) or 'none'} of them named"
+        raise ParseError(f"reply with exactly one of {quoted_alternatives(labels)}; got {got}")
+
+    return ReplyFormat(
+        f"Reply with exactly one of {quoted_alternatives(labels)} and nothing else.",
+        {"choices": labels},
+        parse,
+    )
+
+
+def _integer(space: IntegerRange, key: str) -> ReplyFormat:
+    schema = {
+        "type": "object",
+        "properties": {key: {"type": "integer", "minimum": space.low, "maximum": space.high}},
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+    def parse(text: str) -> Action:
+        found = find_key_values(text, key)
+        value: object = found[-1] if found else text.strip()
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,18}", value.strip()):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParseError(
+                f'reply with a JSON object {{"{key}": N}}, N a whole number from {space.low} '
+                f"to {space.high}; got {text.strip()[:80]!r}"
+            )
+        return _legal(space, value)
+
+    return ReplyFormat(
+        f'Reply with a JSON object {{"{key}": N}}, where N is a whole number from {space.low} '
+        f"to {space.high}.",
+        {"json_schema": schema},
+        parse,
+    )
+
+
+def _text(space: FreeText, key: str) -> ReplyFormat:
+    def parse(text: str) -> Action:
+        return _legal(space, text.strip())
+
+    return ReplyFormat(
+        f"Reply with your {key} only, at most {space.max_chars} characters.",
+        {"max_tokens": max(1, space.max_chars // CHARS_PER_TOKEN)},
+        parse,
+    )
+
+
+FORMATS: dict[type, Callable[[Any, str], ReplyFormat]] = {
+    Choice: _choice,
+    IntegerRange: _integer,
+    FreeText: _text,
+}
+"""The reply format of each kind of action space."""
+
+
+def reply_format(space: ActionSpace, key: str) -> ReplyFormat:
+    """The reply format for a decision in `space`; `key` names the answer (an offer, a message)."""
+    try:
+        make = FORMATS[type(space)]
+    except KeyError:
+        raise StratagemError(f"no reply format for action space {type(space).__name__}") from None
+    return make(space, key)

@@ -1,0 +1,119 @@
+"""The one episode loop: every game, any seats.
+
+Whoever `state.to_act()` names acts (several seats at once, concurrently); each seat's agent
+receives only its own observation; the engine validates every action, and a decision that stays
+invalid is handled by the game's own rule (`State.forfeit`: a forfeited round, a default move, a
+skipped turn). Everything is recorded as it happens:
+
+- a step that completes a round of a repeated matrix game (a "round" event) is a row of the rounds
+  table, with each seat's validity and tokens, as the matrix-game analyses read it;
+- any other step records one "decision" event per acting seat (what it played, whether it was
+  valid, its attempts and tokens), seen by no seat;
+- the game's own events, with their visibility (public, some seats, or none);
+- an "invalid" event for every invalid decision, and what architectures ask to keep (`notes`);
+- answers to questions asked after a step (`Agent.debrief`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from stratagem.agents.base import Agent, Decision
+from stratagem.experiments.store import ResultStore
+from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.spaces import Action, IllegalAction
+
+ROUND_EVENT = "round"
+"""The event a repeated matrix game emits per round: stored as a row of the rounds table."""
+HIDDEN: tuple[int, ...] = ()
+"""Visibility of what only the record may see."""
+
+
+async def play_episode(
+    store: ResultStore, episode_id: str, game: Game, agents: Sequence[Agent], seed: int
+) -> State:
+    """Play one episode to its end, recording every step; returns the final state."""
+    state = game.initial_state(seed)
+    step = 0
+    while not state.is_terminal():
+        step += 1
+        acting = state.to_act()
+        observations = {p: state.observation(p) for p in acting}
+        replies = await asyncio.gather(*(agents[p].act(observations[p]) for p in acting))
+        decisions = {p: _checked(state, p, d) for p, d in zip(acting, replies, strict=True)}
+        actions: dict[int, Action | None] = {p: d.action for p, d in decisions.items()}
+        state, events = state.forfeit(actions)
+        t = _round_of(observations[acting[0]], step)
+        _record_step(store, episode_id, t, decisions, events)
+        for p, agent in enumerate(agents):
+            await agent.observe(state.observation(p), [e for e in events if e.visible(p)])
+        for p, agent in enumerate(agents):
+            for answer in await agent.debrief(state.observation(p)):
+                store.add_answer(
+                    episode_id, t, p, answer.question_id, answer.raw,
+                    question=answer.question,
+                    parsed={"value": answer.parsed, "relevant": answer.relevant},
+                )  # fmt: skip
+    return state
+
+
+def _checked(state: State, player: int, decision: Decision) -> Decision:
+    """The engine's check of an agent's action: an illegal one makes the decision invalid, so
+    nothing an agent returns reaches the state unless its space allows it."""
+    if decision.action is None:
+        return decision
+    try:
+        state.legal(player).validate(decision.action)
+    except IllegalAction as exc:
+        error = f"the engine refused the action: {exc}"
+        return replace(decision, action=None, valid=False, error=error)
+    return decision
+
+
+def _round_of(observation: Observation, step: int) -> int:
+    """The round a step belongs to: the game's own count where it has one, else the step."""
+    value = getattr(observation, "round", None)
+    return value if isinstance(value, int) else step
+
+
+def _record_step(
+    store: ResultStore,
+    episode_id: str,
+    t: int,
+    decisions: Mapping[int, Decision],
+    events: Sequence[Event],
+) -> None:
+    rounds = [e for e in events if e.kind == ROUND_EVENT]
+    for e in rounds:
+        n = len(e.data["actions"])
+        store.add_round(
+            episode_id,
+            int(e.data["round"]),
+            list(e.data["actions"]),
+            list(e.data["payoffs"]),
+            valid=all(d.valid for d in decisions.values()),
+            tokens=[decisions[p].tokens if p in decisions else 0 for p in range(n)],
+        )
+    for p, d in decisions.items():
+        if not rounds:
+            store.add_event(
+                episode_id, "decision", _decision_data(d), round=t, player=p, visible_to=HIDDEN
+            )
+        for kind, data in d.notes.items():
+            store.add_event(episode_id, kind, data, round=t, player=p, visible_to=HIDDEN)
+        if not d.valid:
+            store.add_event(
+                episode_id, "invalid", {"error": d.error, "texts": list(d.raw),
+                                        "played": d.action}, round=t, player=p, visible_to=HIDDEN,
+            )  # fmt: skip
+    for e in events:
+        if e.kind != ROUND_EVENT:
+            visible = None if e.visible_to is None else sorted(e.visible_to)
+            store.add_event(episode_id, e.kind, dict(e.data), round=t, visible_to=visible)
+
+
+def _decision_data(d: Decision) -> dict[str, Any]:
+    return {"action": d.action, "valid": d.valid, "attempts": d.attempts, "tokens": d.tokens}

@@ -1,0 +1,62 @@
+"""Seats become agents: one builder per kind of seat (a registry, so the runner has no switch).
+
+Seeds: each seat's randomness comes from the episode id, so no two episodes or seats share a model
+seed (two episodes whose first prompts coincide still sample independently instead of replaying one
+cached answer), and the same episode always gets the same seeds. Seat 0 and every rule-based seat
+use the first 8 hex digits of the id, seat 1's LLM the next 8, as the first release did; later
+seats hash the id with their index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from stratagem.agents.base import Agent
+from stratagem.agents.registry import build_agent
+from stratagem.agents.scripted_player import ScriptedPlayer
+from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.experiments.ids import stable_id
+from stratagem.experiments.lineups import Seat
+from stratagem.games.base import Game
+from stratagem.llm.pipeline import ModelClient
+from stratagem.strategies.registry import get_strategy
+
+Clients = Mapping[str, ModelClient]
+"""Model clients by model id."""
+
+
+def _llm(seat: Seat, clients: Clients, game: Game) -> Agent:
+    assert seat.agent is not None and seat.model is not None
+    asks = seat.questions and seat.agent.questions
+    return build_agent(seat.agent, clients[seat.model.name], game, questions=asks)
+
+
+def _strategy(seat: Seat, clients: Clients, game: Game) -> Agent:
+    assert seat.strategy is not None
+    return StrategyAgent(get_strategy(seat.strategy))
+
+
+def _scripted(seat: Seat, clients: Clients, game: Game) -> Agent:
+    return ScriptedPlayer(seat.script or (), name=seat.label)
+
+
+SEAT_AGENTS: dict[str, Callable[[Seat, Clients, Game], Agent]] = {
+    "llm": _llm,
+    "strategy": _strategy,
+    "scripted": _scripted,
+}
+
+
+def seat_agent(seat: Seat, index: int, episode_id: str, clients: Clients, game: Game) -> Agent:
+    """The agent of one seat, reset for the episode with its seed."""
+    agent = SEAT_AGENTS[seat.kind](seat, clients, game)
+    agent.reset(seat_seed(episode_id, index, seat.kind), episode_id)
+    return agent
+
+
+def seat_seed(episode_id: str, index: int, kind: str) -> int:
+    if index == 0 or kind != "llm":
+        return int(episode_id[:8], 16)
+    if index == 1:
+        return int(episode_id[8:16], 16)
+    return int(stable_id([episode_id, index])[:8], 16)
