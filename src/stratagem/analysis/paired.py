@@ -206,24 +206,35 @@ def _index(x: object, n_actions: int, where: str) -> int | None:
 
 def _counts(games: Sequence[Moves], n_actions: int, side: str, mapping: list[int]) -> FloatArray:
     """Per game, the own-move counts by context: shape (games, n_actions + 1, n_actions)."""
-    out = np.zeros((len(games), n_actions + 1, n_actions))
+    # Counted in a flat Python list per game (numpy item updates cost more than the loop).
+    flat = [0.0] * (len(games) * (n_actions + 1) * n_actions)
+    size = (n_actions + 1) * n_actions
     for g, game in enumerate(games):
+        base = g * size
         prev_opp: int | None = None
         for r, rnd in enumerate(game):
-            where = f"{side} game {g} (0-based), round {r + 1}".lstrip()
             if isinstance(rnd, str | bytes) or not isinstance(rnd, Sequence) or len(rnd) != 2:
+                where = _where(side, g, r)
                 raise StratagemError(f"{where}: expected an (own, opponent) pair, got {rnd!r}")
-            own = _index(rnd[0], n_actions, f"{where}, own move")
-            opp = _index(rnd[1], n_actions, f"{where}, opponent move")
+            own, opp = rnd
+            # The common case (None or a plain int in range) skips building the error context.
+            if not (own is None or (type(own) is int and 0 <= own < n_actions)):
+                own = _index(own, n_actions, f"{_where(side, g, r)}, own move")
+            if not (opp is None or (type(opp) is int and 0 <= opp < n_actions)):
+                opp = _index(opp, n_actions, f"{_where(side, g, r)}, opponent move")
             own = None if own is None else mapping[own]
             opp = None if opp is None else mapping[opp]
             if own is not None:
                 if r == 0:
-                    out[g, 0, own] += 1
+                    flat[base + own] += 1
                 elif prev_opp is not None:
-                    out[g, 1 + prev_opp, own] += 1
+                    flat[base + (1 + prev_opp) * n_actions + own] += 1
             prev_opp = opp
-    return out
+    return np.array(flat, dtype=np.float64).reshape(len(games), n_actions + 1, n_actions)
+
+
+def _where(side: str, g: int, r: int) -> str:
+    return f"{side} game {g} (0-based), round {r + 1}".lstrip()
 
 
 def behaviour_profile(games: Sequence[Moves], n_actions: int) -> dict[str, tuple[float, ...]]:
@@ -258,6 +269,16 @@ def _scores(d: FloatArray, v: FloatArray) -> FloatArray:
     return np.where(total > 0, np.clip(score, 0.0, 1.0), np.nan)
 
 
+def context_counts(
+    games: Sequence[Moves], n_actions: int, mapping: Sequence[int] | None = None, side: str = ""
+) -> FloatArray:
+    """Per game, the own-move counts by context, shape (games, n_actions + 1, n_actions): what
+    `persistence` and its interval compare. Computed once, they serve every comparison of the
+    same games (a default game is compared with each of its variants)."""
+    _check_n_actions(n_actions)
+    return _counts(games, n_actions, side, _check_mapping(mapping, n_actions))
+
+
 def persistence(
     default: Sequence[Moves],
     variant: Sequence[Moves],
@@ -267,15 +288,21 @@ def persistence(
     """1 - the observation-weighted TV distance between the two conditional policies (see above)."""
     _check_n_actions(n_actions)
     m = _check_mapping(mapping, n_actions)
-    d = _counts(default, n_actions, "default", list(range(n_actions))).sum(axis=0)
-    v = _counts(variant, n_actions, "variant", m).sum(axis=0)
+    d = _counts(default, n_actions, "default", list(range(n_actions)))
+    v = _counts(variant, n_actions, "variant", m)
+    return persistence_of_counts(d, v)
+
+
+def persistence_of_counts(d_games: FloatArray, v_games: FloatArray) -> Persistence:
+    """`persistence` from `context_counts` of both sides."""
+    d, v = d_games.sum(axis=0), v_games.sum(axis=0)
     shared = int(((d.sum(axis=-1) > 0) & (v.sum(axis=-1) > 0)).sum())
     score = float(_scores(d, v))
     return Persistence(
         score=None if math.isnan(score) else score,
         contexts=shared,
-        default_games=len(default),
-        variant_games=len(variant),
+        default_games=len(d_games),
+        variant_games=len(v_games),
     )
 
 
@@ -302,8 +329,17 @@ def persistence_interval(
     m = _check_mapping(mapping, n_actions)
     d = _counts(default, n_actions, "default", list(range(n_actions)))
     v = _counts(variant, n_actions, "variant", m)
+    return interval_of_counts(d, v, n_boot=n_boot, level=level, seed=seed)
+
+
+def interval_of_counts(
+    d: FloatArray, v: FloatArray, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0
+) -> tuple[float | None, float | None]:
+    """`persistence_interval` from `context_counts` of both sides."""
+    _check_bootstrap(n_boot, level)
     if len(d) < 2 or len(v) < 2:
         return None, None
+    n_actions = d.shape[-1]
     rng = np.random.default_rng(seed)
     flat_d, flat_v = d.reshape(len(d), -1), v.reshape(len(v), -1)
     shape = (n_actions + 1, n_actions)

@@ -67,6 +67,12 @@ class CounterfactualGame:
             if not ok and tuple(pay) != (0.0, 0.0):
                 raise StratagemError(f"round {t + 1} is invalid, so it must pay (0, 0), not {pay}")
 
+    @functools.cached_property
+    def points(self) -> float:
+        """TP (`total_points`), summed once: several metrics and the paired analysis use it."""
+        # seed-003 §5.1: TP = sum_t u0(a^t).
+        return math.fsum(u0 for u0, _ in self.payoffs)
+
     @property
     def rounds(self) -> int:
         """N, the number of rounds played, invalid ones included."""
@@ -172,5 +178,4 @@ def own_payoffs(game: CounterfactualGame) -> list[list[float]]:
 
 def total_points(game: CounterfactualGame) -> float:
     """TP, player 0's cumulative reward; invalid rounds score 0 (seed-003 §5.1)."""
-    # seed-003 §5.1: TP = sum_t u0(a^t).
-    return math.fsum(u0 for u0, _ in game.payoffs)
+    return game.points

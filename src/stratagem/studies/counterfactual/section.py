@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from matplotlib.figure import Figure
+
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.plots import figure_png
 from stratagem.analysis.report_data import ReportData
@@ -19,6 +21,7 @@ from stratagem.analysis.report_views import (
     Note,
     Paragraph,
     PlotGrid,
+    PlotView,
     Section,
     TableView,
     make_table,
@@ -30,6 +33,12 @@ from stratagem.studies.counterfactual import tables as ct
 from stratagem.studies.counterfactual.metrics import equilibria
 
 SECTION_ID = "counterfactual"
+
+MAX_MODEL_PLOTS = 3
+"""Up to this many models get a plot each; more share one heat map per family or game (one image
+draws far faster than dozens, and a report of seed-003's released games stays readable)."""
+DPI = 100
+"""Plot resolution: enough for these simple charts, and each PNG is smaller and faster."""
 
 MAX_REASONS = 5
 """Distinct reasons for skipped episodes listed in the note, most frequent first."""
@@ -225,30 +234,55 @@ def _paired_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str
             rows,
         )
     )
-    plots = []
-    for model in dict.fromkeys(c.model for c in cells):
-        mine = [c for c in cells if c.model == model]
-        if any(c.points is not None for c in mine):
-            plots.append(
-                plot_view(
-                    figure_png(cplots.paired_points_figure(mine, f"{model}: {default} family")),
-                    f"Paired differences, {model}",
-                    "Each variant minus the default game, per prompt and opponent; a bar "
-                    "crossing 0 is no clear effect.",
-                )
-            )
-        if any(c.persistence.score is not None for c in mine):
-            plots.append(
-                plot_view(
-                    figure_png(cplots.persistence_figure(mine, f"{model}: persistence")),
-                    f"Canonical-strategy persistence, {model}",
-                    "Per prompt and variant, averaged over opponents: 1 = the default game's "
-                    "behaviour unchanged.",
-                )
-            )
+    plots = _paired_plots(cells, default)
     if plots:
         blocks.append(PlotGrid(tuple(plots)))
     return blocks
+
+
+def _png(figure: Figure) -> bytes:
+    return figure_png(figure, dpi=DPI)
+
+
+def _paired_plots(cells: Sequence[ct.PairedCell], default: str) -> list[PlotView]:
+    """A paired-difference plot per model when there are few models, one heat map of the family
+    otherwise; one persistence heat map of the family either way."""
+    plots = []
+    models = list(dict.fromkeys(c.model for c in cells))
+    if len(models) <= MAX_MODEL_PLOTS:
+        for model in models:
+            mine = [c for c in cells if c.model == model]
+            if any(c.points is not None for c in mine):
+                plots.append(
+                    plot_view(
+                        _png(cplots.paired_points_figure(mine, f"{model}: {default} family")),
+                        f"Paired differences, {model}",
+                        "Each variant minus the default game, per prompt and opponent; a bar "
+                        "crossing 0 is no clear effect.",
+                    )
+                )
+    elif any(c.points is not None for c in cells):
+        plots.append(
+            plot_view(
+                _png(cplots.paired_points_heatmap(cells, f"{default} family: Δ points")),
+                f"Paired differences, {default} family",
+                "Each variant minus the default game in total points, per model and prompt, "
+                "averaged over opponents (the table above has every cell and its interval).",
+            )
+        )
+    if any(c.persistence.score is not None for c in cells):
+        title = (
+            f"{models[0]}: persistence" if len(models) == 1 else f"{default} family: persistence"
+        )
+        plots.append(
+            plot_view(
+                _png(cplots.persistence_figure(cells, title)),
+                f"Canonical-strategy persistence, {models[0] if len(models) == 1 else default}",
+                "Per prompt (and model) and variant, averaged over opponents: 1 = the default "
+                "game's behaviour unchanged.",
+            )
+        )
+    return plots
 
 
 def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Block]:
@@ -258,14 +292,25 @@ def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Blo
         if sample is None:
             continue
         shares = ct.action_shares(games, game)
-        for model in dict.fromkeys(m for m, _ in shares):
+        labels, sigma = sample.data.labels, equilibria(sample.data)
+        models = list(dict.fromkeys(m for m, _ in shares))
+        if len(models) > MAX_MODEL_PLOTS:
+            rows = {cplots.row_label(m, p, len(models)): s for (m, p), s in shares.items()}
+            plots.append(
+                plot_view(
+                    _png(cplots.action_heatmap(rows, labels, sigma, game)),
+                    f"Action distribution vs equilibrium: {game}",
+                    "Player 0's share of each action per model and prompt (all opponents and "
+                    "runs), under the stage game's Nash equilibria (top rows).",
+                )
+            )
+            continue
+        for model in models:
             mine = {p: s for (m, p), s in shares.items() if m == model}
             plots.append(
                 plot_view(
-                    figure_png(
-                        cplots.action_distribution_figure(
-                            mine, sample.data.labels, equilibria(sample.data), f"{model}: {game}"
-                        )
+                    _png(
+                        cplots.action_distribution_figure(mine, labels, sigma, f"{model}: {game}")
                     ),
                     f"Action distribution vs equilibrium: {game}, {model}",
                     "Player 0's share of each action per prompt (all opponents and runs), and "

@@ -435,6 +435,8 @@ def paired_cells(
         if not base:
             continue
         n_actions = len(next(iter(base.values())).data.labels)
+        # Counted once, compared with every variant.
+        d_counts = paired.context_counts([g.data.moves for g in base.values()], n_actions)
         for game in family[1:]:
             other = by_cell.get((model, prompt, opponent, game), {})
             if not other:
@@ -450,14 +452,12 @@ def paired_cells(
                 if runs
                 else None
             )
-            d_moves = [g.data.moves for g in base.values()]
-            v_moves = [g.data.moves for g in other.values()]
+            v_counts = paired.context_counts([g.data.moves for g in other.values()], n_actions)
             out.append(
                 PairedCell(
                     model, prompt, opponent, game, next(iter(other.values())).variant, points,
-                    paired.persistence(d_moves, v_moves, n_actions),
-                    paired.persistence_interval(d_moves, v_moves, n_actions, n_boot=n_boot,
-                                                seed=seed),
+                    paired.persistence_of_counts(d_counts, v_counts),
+                    paired.interval_of_counts(d_counts, v_counts, n_boot=n_boot, seed=seed),
                 )
             )  # fmt: skip
     return out
