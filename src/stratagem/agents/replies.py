@@ -82,10 +82,18 @@ def _choice(space: Choice, key: str) -> ReplyFormat:
     )
 
 
+ENUM_LIMIT = 1000
+"""Integer ranges up to this many values also list them as an `enum`: grammar converters that
+ignore `minimum`/`maximum` (llama.cpp's) and strict structured outputs (OpenAI's) honour enums."""
+
+
 def _integer(space: IntegerRange, key: str) -> ReplyFormat:
+    amount: dict[str, Any] = {"type": "integer", "minimum": space.low, "maximum": space.high}
+    if space.high - space.low < ENUM_LIMIT:
+        amount["enum"] = list(range(space.low, space.high + 1))
     schema = {
         "type": "object",
-        "properties": {key: {"type": "integer", "minimum": space.low, "maximum": space.high}},
+        "properties": {key: amount},
         "required": [key],
         "additionalProperties": False,
     }
@@ -111,11 +119,16 @@ def _integer(space: IntegerRange, key: str) -> ReplyFormat:
 
 
 def _text(space: FreeText, key: str) -> ReplyFormat:
+    """The first non-empty line of the reply is the message, as the instruction says; what
+    follows it (small models often go on writing the transcript) is not part of it. No grammar
+    is sent: the length limit is a token limit, and the space checks the characters."""
+
     def parse(text: str) -> Action:
-        return _legal(space, text.strip())
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return _legal(space, lines[0] if lines else "")
 
     return ReplyFormat(
-        f"Reply with your {key} only, at most {space.max_chars} characters.",
+        f"Reply with your {key} on a single line of at most {space.max_chars} characters.",
         {"max_tokens": max(1, space.max_chars // CHARS_PER_TOKEN)},
         parse,
     )

@@ -133,7 +133,12 @@ def expand_lineup(entry: list[str] | RotationEntry, n_seats: int, where: str) ->
             f"{where}.defenders: the game has {n_seats} seats, so it needs 1 or {n_seats - 1} "
             f"defenders, got {len(defenders)}"
         )
-    return [[*defenders[:i], entry.challenger, *defenders[i:]] for i in range(n_seats)]
+    out: list[list[str]] = []
+    for i in range(n_seats):
+        lineup = [*defenders[:i], entry.challenger, *defenders[i:]]
+        if lineup not in out:  # a challenger among its equals gives the same line-up n times
+            out.append(lineup)
+    return out
 
 
 def check_seat(seat: Seat, game: Game, title: str, index: int, where: str) -> None:
