@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
@@ -278,6 +279,64 @@ def report(
 
     path = build_report(directory, experiment_id=experiment, out_path=out_file)
     out.print(str(path), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def show(
+    directory: Annotated[
+        Path, typer.Argument(help="An experiment's output directory, or its stratagem.db file.")
+    ],
+    episode: Annotated[
+        str | None, typer.Argument(help="An episode id, or the start of one; omit to list them.")
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Show whole prompts.")] = False,
+) -> None:
+    """Print one episode as a transcript: round by round, what each seat saw, said and played."""
+    from stratagem.analysis.transcript import build_transcript, clean, find_episode
+
+    with ResultStore(_store_path(directory)) as db:
+        if episode is None:
+            _print_episodes(db)
+            return
+        record = find_episode(db, episode)
+        text = build_transcript(db, record).text(full=full)
+    out.print(clean(text), markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_episodes(db: ResultStore) -> None:
+    from stratagem.analysis.transcript import clean
+
+    episodes = db.episodes()
+    if not episodes:
+        out.print("no episodes")
+        return
+    table = Table("episode", "game", "seats", "status", "payoffs")
+    for ep in episodes:
+        payoffs = "" if ep.payoffs is None else ", ".join(f"{x:g}" for x in ep.payoffs)
+        seats = ", ".join(ep.player_names)
+        table.add_row(*(Text(clean(v)) for v in (ep.id, ep.game, seats, ep.status, payoffs)))
+    out.print(table)
+    out.print("stratagem show DIR EPISODE prints one (the start of its id is enough)")
+
+
+@app.command()
+def architectures() -> None:
+    """List the LLM agent architectures an agent entry's `kind` can name."""
+    from stratagem.agents.registry import ARCHITECTURES
+
+    table = Table("kind", "what it does")
+    for arch in ARCHITECTURES.values():
+        table.add_row(Text(arch.name), Text(arch.description))
+    out.print(table)
+
+
+def _store_path(path: Path) -> Path:
+    """A results directory's store, or a store file given directly."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    file = path / STORE_FILE if path.is_dir() else path
+    _require_file(file, "store")
+    return file
 
 
 def _print_cells(db: ResultStore, experiment: str) -> None:

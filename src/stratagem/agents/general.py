@@ -74,7 +74,7 @@ class GeneralLLMAgent(LLMAgent):
             reply,
             (),
             self.max_reasks,
-            CallContext(self._episode_id, observation.player, _round(observation), "decision"),
+            CallContext(self._episode_id, observation.player, observation.moment(), "decision"),
             plain_reask,
         )
         labels = space.labels if isinstance(space, Choice) else ()
@@ -93,9 +93,3 @@ class GeneralLLMAgent(LLMAgent):
         if self.constrain:
             kwargs.update({k: v for k, v in constraint.items() if k != "max_tokens"})
         return kwargs
-
-
-def _round(observation: Observation) -> int | None:
-    """The round a decision belongs to, for games that count rounds."""
-    value = getattr(observation, "round", None)
-    return value if isinstance(value, int) else None

@@ -5,10 +5,10 @@ receives only its own observation; the engine validates every action, and a deci
 invalid is handled by the game's own rule (`State.forfeit`: a forfeited round, a default move, a
 skipped turn). Everything is recorded as it happens:
 
-- a step that completes a round of a repeated matrix game (a "round" event) is a row of the rounds
-  table, with each seat's validity and tokens, as the matrix-game analyses read it;
-- any other step records one "decision" event per acting seat (what it played, whether it was
-  valid, its attempts and tokens), seen by no seat;
+- one "decision" event per acting seat and step (what it played, whether it was valid, its
+  attempts and tokens), seen by no seat;
+- a step that completes a round of a repeated matrix game (a "round" event) is also a row of the
+  rounds table, with each seat's validity and tokens, as the matrix-game analyses read it;
 - the game's own events, with their visibility (public, some seats, or none);
 - an "invalid" event for every invalid decision, and what architectures ask to keep (`notes`);
 - answers to questions asked after a step (`Agent.debrief`).
@@ -23,7 +23,7 @@ from typing import Any
 
 from stratagem.agents.base import Agent, Decision
 from stratagem.experiments.store import ResultStore
-from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.base import Event, Game, State
 from stratagem.games.spaces import Action, IllegalAction
 
 ROUND_EVENT = "round"
@@ -41,12 +41,12 @@ async def play_episode(
     while not state.is_terminal():
         step += 1
         acting = state.to_act()
-        observations = {p: state.observation(p) for p in acting}
+        observations = {p: replace(state.observation(p), turn=step) for p in acting}
         replies = await asyncio.gather(*(agents[p].act(observations[p]) for p in acting))
         decisions = {p: _checked(state, p, d) for p, d in zip(acting, replies, strict=True)}
         actions: dict[int, Action | None] = {p: d.action for p, d in decisions.items()}
         state, events = state.forfeit(actions)
-        t = _round_of(observations[acting[0]], step)
+        t = observations[acting[0]].moment()
         _record_step(store, episode_id, t, decisions, events)
         for p, agent in enumerate(agents):
             await agent.observe(state.observation(p), [e for e in events if e.visible(p)])
@@ -73,12 +73,6 @@ def _checked(state: State, player: int, decision: Decision) -> Decision:
     return decision
 
 
-def _round_of(observation: Observation, step: int) -> int:
-    """The round a step belongs to: the game's own count where it has one, else the step."""
-    value = getattr(observation, "round", None)
-    return value if isinstance(value, int) else step
-
-
 def _record_step(
     store: ResultStore,
     episode_id: str,
@@ -98,10 +92,9 @@ def _record_step(
             tokens=[decisions[p].tokens if p in decisions else 0 for p in range(n)],
         )
     for p, d in decisions.items():
-        if not rounds:
-            store.add_event(
-                episode_id, "decision", _decision_data(d), round=t, player=p, visible_to=HIDDEN
-            )
+        store.add_event(
+            episode_id, "decision", _decision_data(d), round=t, player=p, visible_to=HIDDEN
+        )
         for kind, data in d.notes.items():
             store.add_event(episode_id, kind, data, round=t, player=p, visible_to=HIDDEN)
         if not d.valid:

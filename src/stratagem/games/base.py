@@ -40,6 +40,15 @@ class Observation:
     """The player's action space if they must act now, otherwise None."""
     events: tuple[Event, ...] = field(default=(), repr=False)
     """The events this player has been allowed to see so far, oldest first."""
+    turn: int = 0
+    """The step of the episode this observation is handed out at (1 = the first), stamped by the
+    episode loop; games need not track it."""
+
+    def moment(self) -> int:
+        """The round a decision belongs to: the game's own round count where it keeps one (a
+        repeated game), else the step of the episode."""
+        value = getattr(self, "round", None)
+        return value if isinstance(value, int) else self.turn
 
 
 class State(ABC):

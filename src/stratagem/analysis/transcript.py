@@ -1,0 +1,240 @@
+"""One episode as a readable transcript: round by round, who acted, what each seat saw and said,
+what the engine made of it, and what was hidden from whom.
+
+Built from the store alone (the episode, its rounds, events, model calls and answers), so it works
+for any game and for imported episodes. Each line says who it is about and who could see it:
+hidden information (a seat's private move, a vote, the record's own notes) is marked as such, so a
+reader can tell what a seat knew when it acted. The text is plain data; the terminal and the HTML
+report each escape it their own way (`clean` for terminals).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any
+
+from stratagem.experiments.store import (
+    EpisodeRecord,
+    EventRecord,
+    LlmCallRecord,
+    ResultStore,
+    RoundRecord,
+)
+
+PROMPT_LINES = 12
+"""Last lines of a prompt shown by default (`full=True` shows them all)."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One thing that happened, as one line of text (with an optional indented body)."""
+
+    kind: str
+    """"prompt", "reply", "reask", "error", "event", "decision", "invalid", "round", "answer"."""
+    seat: int | None
+    text: str
+    body: str = ""
+    """A prompt or a reply, shown indented under the line."""
+    seen_by: str | None = None
+    """Who could see it, when not every seat: "no seat (record only)", "seat 1 only"."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """Everything of one round (or one step of a game without rounds; None: before any)."""
+
+    round: int | None
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    episode: EpisodeRecord
+    seats: tuple[str, ...]
+    """"seat 0 (plain:local/gemma-3-270m, llm)" and so on."""
+    sections: tuple[Section, ...]
+
+    def text(self, *, full: bool = False) -> str:
+        """The transcript as plain text (not yet cleaned for a terminal)."""
+        ep = self.episode
+        out = [f"episode {ep.id}: {ep.game}, {ep.status}, seed {ep.seed}"]
+        out += [f"  {seat}" for seat in self.seats]
+        for section in self.sections:
+            out.append("")
+            out.append("before the game" if section.round is None else f"round {section.round}")
+            for line in section.lines:
+                who = "" if line.seat is None else f"seat {line.seat} "
+                seen = f" [seen by {line.seen_by}]" if line.seen_by else ""
+                out.append(f"  {who}{line.text}{seen}")
+                if line.body:
+                    out += ["      " + b for b in _shorten(line.body, full).splitlines()]
+        payoffs = "unfinished" if ep.payoffs is None else ", ".join(f"{x:g}" for x in ep.payoffs)
+        out += ["", f"payoffs: {payoffs}"]
+        if ep.error:
+            out.append(f"error: {ep.error}")
+        return "\n".join(out)
+
+
+def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
+    calls: dict[int | None, list[LlmCallRecord]] = defaultdict(list)
+    for call in store.llm_calls(episode.id):
+        calls[call.round].append(call)
+    rows: dict[int | None, RoundRecord] = {row.round: row for row in store.rounds(episode.id)}
+    events: dict[int | None, list[EventRecord]] = defaultdict(list)
+    for event in store.events(episode.id):
+        events[event.round].append(event)
+    answers: dict[int | None, list[Line]] = defaultdict(list)
+    for answer in store.answers(episode.id):
+        answers[answer.round].append(
+            Line("answer", answer.player, f"answered {answer.question_id}", answer.answer or "")
+        )
+    rounds = sorted({*calls, *rows, *events, *answers}, key=lambda r: -1 if r is None else r)
+    seats = tuple(
+        f"seat {p}: {d.get('name', '?')} ({d.get('kind', '?')})"
+        for p, d in enumerate(episode.players)
+    )
+    sections = tuple(
+        Section(r, tuple(_round_lines(calls[r], rows.get(r), events[r]) + answers[r]))
+        for r in rounds
+    )
+    return Transcript(episode, seats, sections)
+
+
+def _round_lines(
+    calls: list[LlmCallRecord], row: RoundRecord | None, events: list[EventRecord]
+) -> list[Line]:
+    """One round in the order things happened: each seat's calls before the decision they led
+    to (or, in a matrix round, before the round's moves), then what the engine recorded; the
+    questions asked after the round last."""
+    asked = [c for c in calls if (c.request or {}).get("purpose") == "question"]
+    pending: dict[int | None, deque[LlmCallRecord]] = defaultdict(deque)
+    for call in calls:
+        if call not in asked:
+            pending[call.player].append(call)
+    out: list[Line] = []
+
+    def flush() -> None:
+        for queue in pending.values():
+            while queue:
+                out.extend(_call_lines(queue.popleft()))
+
+    decisions = [i for i, e in enumerate(events) if e.kind == "decision"]
+    if row is not None and not decisions:  # recorded before decision events were kept
+        flush()
+        out.append(_round_line(row))
+    for i, event in enumerate(events):
+        if event.kind == "decision":
+            queue = pending[event.player]
+            for _ in range(int(event.data.get("attempts", 0) or 0)):
+                if queue:
+                    out += _call_lines(queue.popleft())
+        out.append(_event_line(event))
+        if row is not None and decisions and i == decisions[-1]:
+            flush()  # calls no decision accounts for (a tool exchange) belong to the moves
+            out.append(_round_line(row))
+    flush()
+    for call in asked:
+        out += _call_lines(call)
+    return out
+
+
+def find_episode(store: ResultStore, prefix: str) -> EpisodeRecord:
+    """The episode whose id starts with `prefix` (a unique prefix is enough)."""
+    from stratagem.errors import StratagemError
+
+    exact = store.episode(prefix)
+    if exact is not None:
+        return exact
+    matches = [e for e in store.episodes() if e.id.startswith(prefix)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise StratagemError(f"no episode id starts with '{prefix}'")
+    raise StratagemError(f"'{prefix}' is the start of {len(matches)} episode ids; give more of it")
+
+
+def clean(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences that could restyle or move the
+    cursor) shown as their code instead; newlines and tabs kept."""
+    return "".join(
+        c if c in "\n\t" or unicodedata.category(c) != "Cc" else f"\\x{ord(c):02x}" for c in text
+    )
+
+
+def _call_lines(call: LlmCallRecord) -> list[Line]:
+    request: dict[str, Any] = call.request or {}
+    purpose = str(request.get("purpose", "call"))
+    out = []
+    if purpose != "reask":
+        prompt = _last_user(request)
+        if prompt:
+            out.append(Line("prompt", call.player, f"was asked ({purpose})", prompt))
+    if call.error:
+        out.append(Line("error", call.player, f"call failed: {call.error}"))
+    else:
+        kind = "reask" if purpose == "reask" else "reply"
+        said = "replied after a re-ask" if kind == "reask" else "replied"
+        cached = " (from the cache)" if call.cached else ""
+        out.append(Line(kind, call.player, f"{said}{cached}", call.text or "(empty)"))
+    return out
+
+
+def _last_user(request: dict[str, Any]) -> str:
+    messages = request.get("messages") or []
+    users = [
+        m.get("content", "") for m in messages if isinstance(m, dict) and m.get("role") == "user"
+    ]
+    return str(users[-1]) if users else ""
+
+
+def _round_line(row: RoundRecord) -> Line:
+    played = ", ".join(f"seat {p}: {a if a is not None else '(no valid move)'}"
+                       for p, a in enumerate(row.actions))  # fmt: skip
+    scored = "" if row.payoffs is None else "; scored " + ", ".join(f"{x:g}" for x in row.payoffs)
+    invalid = "" if row.valid else " (invalid)"
+    return Line("round", None, f"moves: {played}{scored}{invalid}")
+
+
+def _event_line(event: EventRecord) -> Line:
+    seen = None
+    if event.visible_to is not None:
+        seats = list(event.visible_to)
+        seen = (
+            "no seat (record only)"
+            if not seats
+            else ("seat " if len(seats) == 1 else "seats ") + ", ".join(map(str, seats)) + " only"
+        )
+    data = event.data if isinstance(event.data, dict) else {"value": event.data}
+    if event.kind == "decision":
+        status = "valid" if data.get("valid") else "invalid"
+        text = (
+            f"played {_value(data.get('action'))} ({status}, {data.get('attempts', 0)} "
+            f"attempt(s), {data.get('tokens', 0)} tokens)"
+        )
+        return Line("decision", event.player, text, seen_by=seen)
+    if event.kind == "invalid":
+        text = f"invalid: {data.get('error')}; played {_value(data.get('played'))}"
+        return Line("invalid", event.player, text, seen_by=seen)
+    fields = ", ".join(f"{k}: {_value(v)}" for k, v in data.items() if k != "round")
+    return Line("event", event.player, f"{event.kind}: {fields}", seen_by=seen)
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _shorten(text: str, full: bool) -> str:
+    """The end of a long text: where a prompt asks for the decision (after the history)."""
+    lines = text.splitlines() or [""]
+    if full or len(lines) <= PROMPT_LINES:
+        return "\n".join(lines)
+    hidden = len(lines) - PROMPT_LINES
+    return "\n".join([f"... ({hidden} earlier lines; --full shows them)", *lines[-PROMPT_LINES:]])
