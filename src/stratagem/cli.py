@@ -320,6 +320,66 @@ def _print_episodes(db: ResultStore) -> None:
 
 
 @app.command()
+def play(
+    game: Annotated[str, typer.Argument(help="A game of the catalog (stratagem games).")],
+    seat: Annotated[
+        list[str],
+        typer.Option(
+            help="SEAT=WHO for every seat: human, a strategy, scripted:<actions>, or an "
+            "architecture (plain) played by --model or by plain@provider/model."
+        ),
+    ],
+    model: Annotated[str, typer.Option(help="The model of LLM seats.")] = "local/gemma-3-270m",
+    rounds: Annotated[int | None, typer.Option(help="Rounds of a repeated game.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Episode seed (default: new each time).")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Results directory.")] = Path(
+        "results/play"
+    ),
+) -> None:
+    """Play a game in the terminal, in any seat, against agents or strategies."""
+    import asyncio
+    import time
+
+    from stratagem.agents.human import HumanPlayer
+    from stratagem.analysis.transcript import clean
+    from stratagem.experiments import play as playing
+    from stratagem.experiments.runner import Runner
+
+    seats = playing.parse_seats(seat, playing.seats_of(game))
+    chosen = seed if seed is not None else time.time_ns() % 2**31
+    config = playing.play_config(
+        game, seats, model=model, rounds=rounds, seed=chosen, output=out_dir
+    )
+
+    def tell(text: str) -> None:
+        out.print(clean(text), markup=False, highlight=False, soft_wrap=True)
+
+    async def ask(prompt: str) -> str | None:
+        line = await asyncio.to_thread(_read_line, prompt)
+        return None if line is None else line.rstrip("\n")
+
+    runner = Runner(config, console=err, show_progress=False,
+                    human=lambda g: HumanPlayer(g, ask, tell))  # fmt: skip
+    summary = asyncio.run(runner.run())
+    with ResultStore(out_dir / "stratagem.db") as db:
+        for spec in runner.specs:
+            record = db.episode(spec.id)
+            if record is not None and record.payoffs is not None:
+                scores = ", ".join(f"seat {p}: {x:g}" for p, x in enumerate(record.payoffs))
+                tell(f"game over: {scores}  (stratagem show {out_dir} {spec.id})")
+    if summary.failed or summary.skipped:
+        why = summary.errors[0] if summary.errors else "this seed was played already"
+        raise StratagemError(f"the game did not finish: {why}")
+
+
+def _read_line(prompt: str) -> str | None:
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    return line or None
+
+
+@app.command()
 def architectures() -> None:
     """List the LLM agent architectures an agent entry's `kind` can name."""
     from stratagem.agents.registry import ARCHITECTURES

@@ -262,10 +262,16 @@ def load_config(path: str | Path) -> ExperimentConfig:
         ) from None
     if not isinstance(data, dict):
         raise StratagemError(f"{file}: expected a mapping of settings at the top level")
+    return config_from_dict(data, str(file))
+
+
+def config_from_dict(data: dict[str, Any], source: str) -> ExperimentConfig:
+    """Validate settings given as data (a parsed file, or built by a command); errors name
+    `source` and the field, on one line."""
     try:
         return ExperimentConfig.model_validate(data)
     except ValidationError as exc:
-        raise StratagemError(f"{file}: {_first_error(exc)}") from None
+        raise StratagemError(f"{source}: {_first_error(exc)}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

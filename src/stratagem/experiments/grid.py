@@ -128,11 +128,11 @@ def experiment_id(config: ExperimentConfig) -> str:
     return config.name
 
 
-def expand(config: ExperimentConfig) -> list[EpisodeSpec]:
+def expand(config: ExperimentConfig, *, humans: bool = False) -> list[EpisodeSpec]:
     """Every episode of the grid, outermost loop first: model, agent, game, opponent, rounds, seed,
     repetition for the shorthand; then model, game, line-up, rounds, seed, repetition. Names and
-    seats are checked here, before anything runs."""
-    grid = _Grid(config)
+    seats are checked here, before anything runs. `humans`: line-ups may have a human seat."""
+    grid = _Grid(config, humans)
     specs = list(grid.shorthand()) + list(grid.lineups())
     ids = [s.id for s in specs]
     if len(set(ids)) != len(ids):
@@ -143,7 +143,7 @@ def expand(config: ExperimentConfig) -> list[EpisodeSpec]:
 class _Grid:
     """The checked parts of a config that the expansion draws from."""
 
-    def __init__(self, config: ExperimentConfig) -> None:
+    def __init__(self, config: ExperimentConfig, humans: bool) -> None:
         self.config = config
         agents = [a.name for a in config.agents]
         if len(set(agents)) != len(agents):
@@ -151,7 +151,7 @@ class _Grid:
         names = [m.name for m in config.models]
         if len(set(names)) != len(names):
             raise StratagemError(f"models: ids must be unique, got {names}")
-        self.parser = SeatParser(config.agents, config.models)
+        self.parser = SeatParser(config.agents, config.models, humans=humans)
         self.variants = _variants(config)
         self.games: dict[str, Game] = {}
         for i, name in enumerate(config.games):

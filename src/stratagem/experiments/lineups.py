@@ -25,6 +25,8 @@ SCRIPTED = "scripted:"
 """`scripted:<a>,<b>,...` plays those actions in turn, the last one again once they run out."""
 PINNED = "@"
 """`<agent>@<model id>`: that agent entry played by that model only."""
+HUMAN = "human"
+"""A person at the terminal (`stratagem play` only: a run from a file has nobody to ask)."""
 
 
 @dataclass(frozen=True)
@@ -42,15 +44,20 @@ class Seat:
     questions: bool = True
     """Whether an agent with `questions` on answers them in this seat (the first release asked
     only the agent in seat 0, not an `agent:<name>` opponent)."""
+    human: bool = False
 
     @property
     def kind(self) -> str:
         if self.agent is not None:
             return "llm"
+        if self.human:
+            return HUMAN
         return "strategy" if self.strategy is not None else "scripted"
 
     def key(self) -> dict[str, Any]:
         """What identifies the seat in an episode id."""
+        if self.human:
+            return {HUMAN: True}
         if self.agent is not None:
             assert self.model is not None
             return {"agent": self.agent.key(), "model": self.model.model}
@@ -68,21 +75,28 @@ class Seat:
                 "model": self.model.model,
                 "agent": self.agent.name,
             }
-        if self.strategy is not None:
-            return {"name": self.label, "kind": "strategy"}
-        return {"name": self.label, "kind": "scripted"}
+        return {"name": self.label, "kind": self.kind}
 
 
 class SeatParser:
     """Turns the file's seat strings into seats, with errors that name the field."""
 
-    def __init__(self, agents: Sequence[AgentEntry], models: Sequence[ModelEntry]) -> None:
+    def __init__(
+        self, agents: Sequence[AgentEntry], models: Sequence[ModelEntry], *, humans: bool = False
+    ) -> None:
         self.agents = {a.name: a for a in agents}
         self.models = {m.name: m for m in models}
+        self.humans = humans
 
     def parse(self, text: str, model: ModelEntry | None, where: str) -> Seat:
         """`model` is the grid's model, played by seats that name an agent without `@`."""
         name = text[len(AGENT_OPPONENT) :] if text.startswith(AGENT_OPPONENT) else text
+        if text == HUMAN and HUMAN not in self.agents:
+            if not self.humans:
+                raise StratagemError(
+                    f"{where}: a human seat is played in the terminal, with `stratagem play`"
+                )
+            return Seat(text, human=True)
         if text.startswith(SCRIPTED):
             actions = tuple(a.strip() for a in text[len(SCRIPTED) :].split(","))
             if not all(actions):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,15 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.episode import play_episode
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
-from stratagem.experiments.seating import Clients, seat_agent
+from stratagem.experiments.seating import Seating, seat_agent
 from stratagem.experiments.store import ResultStore
+from stratagem.games.base import Game
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import BudgetExceeded
@@ -64,9 +67,13 @@ class Runner:
         executor: str = "local",
         console: Console | None = None,
         show_progress: bool = True,
+        human: Callable[[Game], Agent] | None = None,
     ) -> None:
+        """`human` makes the player of a human seat (`stratagem play`); a run from a file has
+        none, so its line-ups may not name one."""
         self.config = config
-        self.specs = expand(config)
+        self.specs = expand(config, humans=human is not None)
+        self.human = human
         self.executor = get_executor(executor)
         self.console = console or Console(stderr=True)
         self.show_progress = show_progress
@@ -142,10 +149,11 @@ class Runner:
             entry.name: self._client(entry, cache, limiter, budget, record)
             for entry in self.config.models
         }
+        seating = Seating(clients, self.human)
 
         async def play(spec: EpisodeSpec) -> None:
             try:
-                await self._play_episode(store, spec, clients)
+                await self._play_episode(store, spec, seating)
                 summary.finished += 1
             except BudgetExceeded as exc:
                 store.fail_episode(spec.id, str(exc))
@@ -206,7 +214,7 @@ class Runner:
             config, cache=cache, limiter=limiter, budget=budget, recorder=record, retry=retry,
         )  # fmt: skip
 
-    async def _play_episode(self, store: ResultStore, spec: EpisodeSpec, clients: Clients) -> None:
+    async def _play_episode(self, store: ResultStore, spec: EpisodeSpec, seating: Seating) -> None:
         game = spec.build_game()
         stage = game.matrix()
         store.add_episode(
@@ -220,7 +228,7 @@ class Runner:
             game_payoffs=None if stage is None else stage.payoffs.tolist(),
         )
         store.start_episode(spec.id)
-        agents = [seat_agent(seat, p, spec.id, clients, game) for p, seat in enumerate(spec.seats)]
+        agents = [seat_agent(seat, p, spec.id, seating, game) for p, seat in enumerate(spec.seats)]
         state = await play_episode(store, spec.id, game, agents, spec.seed)
         store.finish_episode(spec.id, list(state.payoffs()))
 

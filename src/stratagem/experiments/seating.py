@@ -10,46 +10,60 @@ seats hash the id with their index.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from stratagem.agents.base import Agent
 from stratagem.agents.registry import build_agent
 from stratagem.agents.scripted_player import ScriptedPlayer
 from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.lineups import Seat
 from stratagem.games.base import Game
 from stratagem.llm.pipeline import ModelClient
 from stratagem.strategies.registry import get_strategy
 
-Clients = Mapping[str, ModelClient]
-"""Model clients by model id."""
+
+@dataclass(frozen=True)
+class Seating:
+    """What seats are made from: the model clients by model id, and who takes a human seat."""
+
+    clients: Mapping[str, ModelClient] = field(default_factory=dict)
+    human: Callable[[Game], Agent] | None = None
 
 
-def _llm(seat: Seat, clients: Clients, game: Game) -> Agent:
+def _llm(seat: Seat, seating: Seating, game: Game) -> Agent:
     assert seat.agent is not None and seat.model is not None
     asks = seat.questions and seat.agent.questions
-    return build_agent(seat.agent, clients[seat.model.name], game, questions=asks)
+    return build_agent(seat.agent, seating.clients[seat.model.name], game, questions=asks)
 
 
-def _strategy(seat: Seat, clients: Clients, game: Game) -> Agent:
+def _strategy(seat: Seat, seating: Seating, game: Game) -> Agent:
     assert seat.strategy is not None
     return StrategyAgent(get_strategy(seat.strategy))
 
 
-def _scripted(seat: Seat, clients: Clients, game: Game) -> Agent:
+def _scripted(seat: Seat, seating: Seating, game: Game) -> Agent:
     return ScriptedPlayer(seat.script or (), name=seat.label)
 
 
-SEAT_AGENTS: dict[str, Callable[[Seat, Clients, Game], Agent]] = {
+def _human(seat: Seat, seating: Seating, game: Game) -> Agent:
+    if seating.human is None:
+        raise StratagemError("a human seat needs a terminal: play it with `stratagem play`")
+    return seating.human(game)
+
+
+SEAT_AGENTS: dict[str, Callable[[Seat, Seating, Game], Agent]] = {
     "llm": _llm,
     "strategy": _strategy,
     "scripted": _scripted,
+    "human": _human,
 }
 
 
-def seat_agent(seat: Seat, index: int, episode_id: str, clients: Clients, game: Game) -> Agent:
+def seat_agent(seat: Seat, index: int, episode_id: str, seating: Seating, game: Game) -> Agent:
     """The agent of one seat, reset for the episode with its seed."""
-    agent = SEAT_AGENTS[seat.kind](seat, clients, game)
+    agent = SEAT_AGENTS[seat.kind](seat, seating, game)
     agent.reset(seat_seed(episode_id, index, seat.kind), episode_id)
     return agent
 

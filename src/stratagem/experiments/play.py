@@ -1,0 +1,84 @@
+"""`stratagem play`: one episode of any game with a person in a seat, as an experiment of its own.
+
+The command line names each seat (`--seat 0=human --seat 1=plain`); this module turns that into
+the experiment an ordinary run would play, so the episode is stored, resumable and reportable like
+any other. A seat is `human`, a rule-based strategy, `scripted:<actions>`, or an architecture
+(`plain`, ...) played by `--model` or, written `plain@provider/model`, by that model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stratagem.agents.registry import ARCHITECTURES
+from stratagem.errors import StratagemError
+from stratagem.experiments.config import ExperimentConfig, config_from_dict
+from stratagem.experiments.lineups import HUMAN, PINNED
+from stratagem.games.catalog import get_game
+
+DEFAULT_MODEL = "local/gemma-3-270m"
+PLAY_EXPERIMENT = "play"
+
+
+def parse_seats(values: Sequence[str], n_seats: int) -> list[str]:
+    """`N=WHO` options -> who sits in seats 0..n-1 (every seat named once)."""
+    seats: dict[int, str] = {}
+    for value in values:
+        index, sep, who = value.partition("=")
+        if not sep or not index.strip().isdigit() or not who.strip():
+            raise StratagemError(f"--seat {value!r}: expected SEAT=WHO, e.g. 0=human")
+        seat = int(index)
+        if seat >= n_seats:
+            raise StratagemError(f"--seat {value!r}: the game has seats 0..{n_seats - 1}")
+        if seat in seats:
+            raise StratagemError(f"--seat {value!r}: seat {seat} is named twice")
+        seats[seat] = who.strip()
+    missing = [p for p in range(n_seats) if p not in seats]
+    if missing:
+        raise StratagemError(f"--seat: no player for seat(s) {', '.join(map(str, missing))}")
+    if HUMAN not in seats.values():
+        raise StratagemError("--seat: name a seat for yourself, e.g. --seat 0=human")
+    return [seats[p] for p in range(n_seats)]
+
+
+def play_config(
+    game: str,
+    seats: Sequence[str],
+    *,
+    model: str = DEFAULT_MODEL,
+    rounds: int | None = None,
+    seed: int = 0,
+    output: Path = Path("results/play"),
+) -> ExperimentConfig:
+    """The experiment of one played episode; LLM seats are pinned to their model."""
+    models = [model]
+    lineup: list[str] = []
+    for who in seats:
+        kind, _, seat_model = who.partition(PINNED)
+        if kind in ARCHITECTURES:
+            seat_model = seat_model or model
+            if seat_model not in models:
+                models.append(seat_model)
+            lineup.append(f"{kind}{PINNED}{seat_model}")
+        else:
+            lineup.append(who)
+    kinds = sorted({who.partition(PINNED)[0] for who in seats} & set(ARCHITECTURES))
+    data: dict[str, Any] = {
+        "name": PLAY_EXPERIMENT,
+        "output": str(output),
+        "models": [{"id": m, "model": m, "max_concurrency": 1} for m in models],
+        "agents": [{"name": kind, "kind": kind} for kind in kinds] or [{"name": "plain"}],
+        "games": [game],
+        "lineups": [lineup],
+        "rounds": [rounds if rounds is not None else "study"],
+        "seeds": [seed],
+        "concurrency": 1,
+    }
+    return config_from_dict(data, "play")
+
+
+def seats_of(game: str) -> int:
+    """How many seats a catalog game has (for checking --seat before anything else)."""
+    return get_game(game).n_players
