@@ -1,0 +1,327 @@
+"""The connection every part of the result store shares: opening (creating or migrating the
+schema), one transaction at a time, experiments (the root every episode hangs from), and the row
+checks and inserts its writers have in common."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from stratagem.errors import StratagemError
+from stratagem.experiments import schema
+from stratagem.experiments.records import (
+    EPISODE_COLUMNS,
+    STATUSES,
+    AnswerRecord,
+    BeliefRecord,
+    EpisodeRecord,
+    ExperimentRecord,
+    LlmCallRecord,
+    check_seed,
+    dump_json,
+    dump_optional,
+    load_json,
+    now,
+    redact,
+)
+
+
+class StoreConnection:
+    """One SQLite file (or ":memory:"); see `ResultStore`."""
+
+    def __init__(self, path: str | PathLike[str] = ":memory:") -> None:
+        self.path = str(path)
+        memory = self.path == ":memory:"
+        if not memory:
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StratagemError(f"{self.path}: cannot create its folder ({exc})") from None
+        try:
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StratagemError(f"{self.path}: cannot open the result store ({exc})") from None
+        conn.row_factory = sqlite3.Row
+        self._conn = conn
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._open(memory)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StratagemError(
+                f"{self.path}: not a SQLite database, cannot be used as a result store ({exc})"
+            ) from None
+        except StratagemError:
+            conn.close()
+            raise
+
+    def _open(self, memory: bool) -> None:
+        conn = self._conn
+        conn.execute("PRAGMA foreign_keys = ON")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            schema.create(conn)
+        elif "meta" not in tables:
+            raise StratagemError(
+                f"{self.path}: a SQLite database, but not a stratagem result store"
+            )
+        else:
+            schema.migrate(conn, self.path)
+        if not memory:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0])
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: all its writes happen, or none. Nested use becomes a savepoint."""
+        with self._lock:
+            conn = self._conn
+            if self._depth:
+                name = f"sp{self._depth}"
+                conn.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                    raise
+                else:
+                    conn.execute(f"RELEASE {name}")
+                finally:
+                    self._depth -= 1
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def _experiment(row: sqlite3.Row) -> ExperimentRecord:
+        return ExperimentRecord(row["id"], row["name"], load_json(row["config"]), row["created_at"])
+
+    def _require_experiment(self, conn: sqlite3.Connection, experiment_id: str) -> None:
+        if (
+            conn.execute("SELECT 1 FROM experiments WHERE id=?", (experiment_id,)).fetchone()
+            is None
+        ):
+            raise StratagemError(
+                f"unknown experiment '{experiment_id}': create it first with create_experiment"
+            )
+
+    def _status(self, conn: sqlite3.Connection, episode_id: str) -> str:
+        row = conn.execute("SELECT status FROM episodes WHERE id=?", (episode_id,)).fetchone()
+        if row is None:
+            raise StratagemError(f"unknown episode '{episode_id}'")
+        return str(row[0])
+
+    def _n_players(self, conn: sqlite3.Connection, episode_id: str) -> int:
+        row = conn.execute("SELECT players FROM episodes WHERE id=?", (episode_id,)).fetchone()
+        return len(load_json(row[0]))
+
+    def _writable(self, conn: sqlite3.Connection, episode_id: str) -> sqlite3.Row:
+        """The episode's row, if it may still receive data: it exists and is not finished."""
+        row = conn.execute(
+            "SELECT status, players, labels FROM episodes WHERE id=?", (episode_id,)
+        ).fetchone()
+        if row is None:
+            raise StratagemError(f"unknown episode '{episode_id}'")
+        if row["status"] == "finished":
+            raise StratagemError(f"episode '{episode_id}' is finished; its records are final")
+        return row  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _clear_children(conn: sqlite3.Connection, episode_id: str) -> None:
+        for table in ("rounds", "events", "answers", "beliefs"):
+            conn.execute(f"DELETE FROM {table} WHERE episode_id=?", (episode_id,))
+        conn.execute("UPDATE llm_calls SET episode_id=NULL WHERE episode_id=?", (episode_id,))
+
+    @staticmethod
+    def _next_seq(conn: sqlite3.Connection, table: str, episode_id: str) -> int:
+        row = conn.execute(
+            f"SELECT COALESCE(MAX(seq) + 1, 0) FROM {table} WHERE episode_id=?", (episode_id,)
+        ).fetchone()
+        return int(row[0])
+
+    @staticmethod
+    def _insert_episode(conn: sqlite3.Connection, ep: EpisodeRecord) -> None:
+        if ep.status not in STATUSES:
+            raise StratagemError(f"episode '{ep.id}': status must be one of {', '.join(STATUSES)}")
+        conn.execute(
+            f"INSERT INTO episodes ({EPISODE_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                ep.id,
+                ep.experiment_id,
+                ep.game,
+                dump_json([dict(p) for p in ep.players], "players"),
+                check_seed(ep.seed),
+                ep.status,
+                dump_json(ep.spec, "spec"),
+                dump_optional(
+                    None if ep.labels is None else [list(ls) for ls in ep.labels], "labels"
+                ),
+                dump_optional(ep.game_payoffs, "game payoffs"),
+                dump_optional(None if ep.payoffs is None else list(ep.payoffs), "payoffs"),
+                ep.started_at,
+                ep.finished_at,
+                ep.source,
+                ep.error,
+            ),
+        )
+
+    @staticmethod
+    def _insert_llm_call(conn: sqlite3.Connection, c: LlmCallRecord) -> int:
+        cur = conn.execute(
+            "INSERT INTO llm_calls (episode_id, seq, player, round, model, cache_key, request, "
+            "response, text, input_tokens, output_tokens, cost_usd, latency_s, cached, error, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                c.episode_id,
+                c.seq,
+                c.player,
+                c.round,
+                c.model,
+                c.cache_key,
+                dump_optional(redact(c.request), "request"),
+                dump_optional(redact(c.response), "response"),
+                c.text,
+                c.input_tokens,
+                c.output_tokens,
+                c.cost_usd,
+                c.latency_s,
+                int(c.cached),
+                c.error,
+                c.created_at or now(),
+            ),
+        )
+        return int(cur.lastrowid or 0)
+
+    @staticmethod
+    def _insert_answers(conn: sqlite3.Connection, answers: Sequence[AnswerRecord]) -> None:
+        try:
+            conn.executemany(
+                "INSERT INTO answers (episode_id, round, player, question_id, question, answer, "
+                "parsed, correct) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        a.episode_id,
+                        a.round,
+                        a.player,
+                        a.question_id,
+                        a.question,
+                        a.answer,
+                        dump_optional(a.parsed, "parsed answer"),
+                        None if a.correct is None else int(a.correct),
+                    )
+                    for a in answers
+                ],
+            )
+        except sqlite3.IntegrityError:
+            a = answers[0]
+            raise StratagemError(
+                f"episode '{a.episode_id}': an answer to the same question by the same player in "
+                "the same round is already recorded"
+            ) from None
+
+    @staticmethod
+    def _insert_beliefs(conn: sqlite3.Connection, beliefs: Sequence[BeliefRecord]) -> None:
+        conn.executemany(
+            'INSERT INTO beliefs (episode_id, round, player, "order", about_player, content, '
+            "score) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    b.episode_id,
+                    b.round,
+                    b.player,
+                    b.order,
+                    b.about_player,
+                    dump_json(b.content, "belief content"),
+                    b.score,
+                )
+                for b in beliefs
+            ],
+        )
+
+    def create_experiment(
+        self,
+        experiment_id: str,
+        name: str,
+        config: Mapping[str, Any] | None = None,
+        *,
+        update: bool = False,
+        created_at: str | None = None,
+    ) -> bool:
+        """Create an experiment; returns False if it already exists with the same config.
+
+        An existing experiment with a different config is an error unless `update`, so two
+        different grids never mix under one id by accident.
+        """
+        config_json = dump_json(dict(config or {}), f"the config of experiment '{experiment_id}'")
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT name, config FROM experiments WHERE id=?", (experiment_id,)
+            ).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO experiments (id, name, config, created_at) VALUES (?, ?, ?, ?)",
+                    (experiment_id, name, config_json, created_at or now()),
+                )
+                return True
+            if row["config"] == config_json and row["name"] == name:
+                return False
+            if not update:
+                raise StratagemError(
+                    f"experiment '{experiment_id}' already exists with a different name or "
+                    "config; use a new id, or update=True to overwrite its config"
+                )
+            conn.execute(
+                "UPDATE experiments SET name=?, config=? WHERE id=?",
+                (name, config_json, experiment_id),
+            )
+            return False
+
+    def experiment(self, experiment_id: str) -> ExperimentRecord | None:
+        rows = self._rows("SELECT * FROM experiments WHERE id=?", (experiment_id,))
+        return self._experiment(rows[0]) if rows else None
+
+    def experiments(self) -> list[ExperimentRecord]:
+        return [self._experiment(r) for r in self._rows("SELECT * FROM experiments ORDER BY rowid")]

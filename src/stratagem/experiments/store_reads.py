@@ -1,0 +1,185 @@
+"""Reading the result store: episodes and everything recorded about them, as records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stratagem.experiments.records import (
+    EPISODE_COLUMNS,
+    STATUSES,
+    AnswerRecord,
+    BeliefRecord,
+    EpisodeBundle,
+    EpisodeRecord,
+    EventRecord,
+    LlmCallRecord,
+    RoundRecord,
+    Status,
+    episode_from_row,
+    event_from_row,
+    load_json,
+    round_from_row,
+)
+from stratagem.experiments.store_base import StoreConnection
+
+
+class StoreReads(StoreConnection):
+    """The queries of `ResultStore`."""
+
+    def episodes(
+        self, experiment_id: str | None = None, status: Status | None = None
+    ) -> list[EpisodeRecord]:
+        """Episodes in the order they were first recorded, optionally filtered."""
+        where, params = [], []
+        if experiment_id is not None:
+            where.append("experiment_id=?")
+            params.append(experiment_id)
+        if status is not None:
+            where.append("status=?")
+            params.append(status)
+        sql = f"SELECT {EPISODE_COLUMNS} FROM episodes"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [episode_from_row(r) for r in self._rows(sql + " ORDER BY rowid", params)]
+
+    def episode(self, episode_id: str) -> EpisodeRecord | None:
+        rows = self._rows(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id=?", (episode_id,))
+        return episode_from_row(rows[0]) if rows else None
+
+    def status_counts(self, experiment_id: str | None = None) -> dict[str, int]:
+        """How many episodes are in each status (every status present, zeros included)."""
+        sql = "SELECT status, COUNT(*) FROM episodes"
+        params: tuple[str, ...] = ()
+        if experiment_id is not None:
+            sql += " WHERE experiment_id=?"
+            params = (experiment_id,)
+        counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
+        for row in self._rows(sql + " GROUP BY status", params):
+            counts[row[0]] = row[1]
+        return counts
+
+    def rounds(self, episode_id: str) -> list[RoundRecord]:
+        return [
+            round_from_row(r)
+            for r in self._rows(
+                "SELECT * FROM rounds WHERE episode_id=? ORDER BY round", (episode_id,)
+            )
+        ]
+
+    def events(self, episode_id: str, kind: str | None = None) -> list[EventRecord]:
+        sql, params = "SELECT * FROM events WHERE episode_id=?", [episode_id]
+        if kind is not None:
+            sql += " AND kind=?"
+            params.append(kind)
+        return [event_from_row(r) for r in self._rows(sql + " ORDER BY seq", params)]
+
+    def llm_calls(
+        self, episode_id: str | None = None, *, cache_key: str | None = None
+    ) -> list[LlmCallRecord]:
+        """Model calls of one episode (by seq), with a cache key, or all of them (by row id)."""
+        where, params = [], []
+        if episode_id is not None:
+            where.append("episode_id=?")
+            params.append(episode_id)
+        if cache_key is not None:
+            where.append("cache_key=?")
+            params.append(cache_key)
+        sql = "SELECT * FROM llm_calls"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        order = " ORDER BY seq, id" if episode_id is not None else " ORDER BY id"
+        return [
+            LlmCallRecord(
+                episode_id=r["episode_id"],
+                model=r["model"],
+                seq=r["seq"],
+                player=r["player"],
+                round=r["round"],
+                cache_key=r["cache_key"],
+                request=load_json(r["request"]),
+                response=load_json(r["response"]),
+                text=r["text"],
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                cost_usd=r["cost_usd"],
+                latency_s=r["latency_s"],
+                cached=bool(r["cached"]),
+                error=r["error"],
+                created_at=r["created_at"],
+                id=r["id"],
+            )
+            for r in self._rows(sql + order, params)
+        ]
+
+    def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
+        """Counts and sums over model calls: all in the file, or those of one experiment's episodes.
+
+        `paid_*` count only calls that reached the provider and succeeded (not cache replays).
+
+        Calls of an interrupted episode are detached from it when it restarts, so only the
+        whole-file totals include every call ever paid for.
+        """
+        sql = (
+            "SELECT COUNT(*) AS calls, COALESCE(SUM(c.cached), 0) AS cached,"
+            " COALESCE(SUM(c.error IS NOT NULL), 0) AS errors,"
+            " COALESCE(SUM(COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0)), 0)"
+            " AS tokens, COALESCE(SUM(c.cost_usd), 0.0) AS cost_usd,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN"
+            " COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0) END), 0) AS paid_tokens,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN c.cost_usd END), 0.0)"
+            " AS paid_usd FROM llm_calls c"
+        )
+        params: list[str] = []
+        if experiment_id is not None:
+            sql += " JOIN episodes e ON e.id = c.episode_id WHERE e.experiment_id = ?"
+            params.append(experiment_id)
+        row = self._rows(sql, params)[0]
+        keys = ("calls", "cached", "errors", "tokens", "cost_usd", "paid_tokens", "paid_usd")
+        return {k: row[k] for k in keys}
+
+    def answers(self, episode_id: str) -> list[AnswerRecord]:
+        return [
+            AnswerRecord(
+                r["episode_id"],
+                r["round"],
+                r["player"],
+                r["question_id"],
+                r["answer"],
+                r["question"],
+                load_json(r["parsed"]),
+                None if r["correct"] is None else bool(r["correct"]),
+            )
+            for r in self._rows(
+                "SELECT * FROM answers WHERE episode_id=? ORDER BY id", (episode_id,)
+            )
+        ]
+
+    def beliefs(self, episode_id: str) -> list[BeliefRecord]:
+        return [
+            BeliefRecord(
+                r["episode_id"],
+                r["round"],
+                r["player"],
+                r["order"],
+                load_json(r["content"]),
+                r["about_player"],
+                r["score"],
+            )
+            for r in self._rows(
+                "SELECT * FROM beliefs WHERE episode_id=? ORDER BY id", (episode_id,)
+            )
+        ]
+
+    def load_episode(self, episode_id: str) -> EpisodeBundle | None:
+        """An episode with all its records, as export writes it."""
+        ep = self.episode(episode_id)
+        if ep is None:
+            return None
+        return EpisodeBundle(
+            ep,
+            tuple(self.rounds(episode_id)),
+            tuple(self.events(episode_id)),
+            tuple(self.llm_calls(episode_id)),
+            tuple(self.answers(episode_id)),
+            tuple(self.beliefs(episode_id)),
+        )
