@@ -158,7 +158,10 @@ def test_minimal_external_record(tmp_path: Path) -> None:
 
 
 def test_import_overrides_experiment_and_source(tmp_path: Path) -> None:
-    line = {**MINIMAL, "rounds": [{"actions": ["c", "d"], "payoffs": [0, 5], "tokens": [10, 0]}]}
+    line = {
+        **MINIMAL,
+        "rounds": [{"actions": ["cooperation", "defection"], "payoffs": [0, 5], "tokens": [10, 0]}],
+    }
     path = write_lines(tmp_path / "x.jsonl", [line])
     store = ResultStore()
     import_episodes(store, path, experiment_id="seed-003", source="import:seed-003")
@@ -167,12 +170,41 @@ def test_import_overrides_experiment_and_source(tmp_path: Path) -> None:
     assert store.rounds(ep.id)[0].tokens == (10, 0)
 
 
+@pytest.mark.parametrize(
+    ("game", "moves", "expected"),
+    [
+        ("rps/ba3", ["Scissors", "rock"],
+         "rounds[0].actions[0]: the string 'Scissors' is not an action of player 0 "
+         "(rock, paper, scissors)"),
+        ("pd/sh", ["stag", "cooperation"],
+         "rounds[0].actions[1]: the string 'cooperation' is not an action of player 1 "
+         "(stag, hare)"),
+        ("dilemma", ["cooperate", "Defect"],
+         "rounds[0].actions[1]: the string 'Defect' is not an action of player 1 "
+         "(cooperate, defect)"),
+    ],
+)  # fmt: skip
+def test_moves_of_a_game_named_only_are_checked_against_the_catalog(
+    tmp_path: Path, game: str, moves: list[str], expected: str
+) -> None:
+    """A game given by name alone is resolved to the catalog (seed-003's `pd/sh` is `sh`), and a
+    move that is not one of its labels is refused at import, with the precise reason."""
+    line = {"game": game, "players": ["a", "b"], "rounds": [{"actions": moves}]}
+    path = write_lines(tmp_path / "x.jsonl", [line])
+    with pytest.raises(EpisodeImportError) as info:
+        import_episodes(ResultStore(), path)
+    assert info.value.errors == [f"{path}:1: {expected}"]
+    # A game the catalog does not know keeps whatever labels its lines use.
+    other = write_lines(tmp_path / "y.jsonl", [{**line, "game": "elsewhere"}])
+    assert import_episodes(ResultStore(), other).imported == 1
+
+
 def test_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
     good = {**MINIMAL, "id": "ok"}
     bad = {
         **MINIMAL,
-        "rounds": [{"actions": ["c", "d"], "payoffs": [1, 1]} for _ in range(3)]
-        + [{"actions": ["c", "d"], "payoffs": [1, 2, 3]}],
+        "rounds": [{"actions": ["cooperation", "defection"], "payoffs": [1, 1]} for _ in range(3)]
+        + [{"actions": ["cooperation", "defection"], "payoffs": [1, 2, 3]}],
     }
     path = write_lines(tmp_path / "episodes.jsonl", [good, bad])
     store = ResultStore()
@@ -206,12 +238,12 @@ def test_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
             ":1: rounds[0].actions[1]: the string 'x' is not an action of player 1 (c, d)",
         ),
         (
-            '{"game": "pd", "players": ["a", "b"], "rounds": [{"round": 2, "actions": [1, 1]},'
+            '{"game": "g", "players": ["a", "b"], "rounds": [{"round": 2, "actions": [1, 1]},'
             ' {"round": 2, "actions": [1, 1]}]}',
             ":1: rounds[1].round: round 2 does not follow round 2",
         ),
         (
-            '{"game": "pd", "players": ["a", "b"], "rounds": [{"actions": [1, 1], '
+            '{"game": "g", "players": ["a", "b"], "rounds": [{"actions": [1, 1], '
             '"tokens": [1, -1]}]}',
             ":1: rounds[0].tokens[1]: expected an integer >= 0, got -1",
         ),

@@ -14,17 +14,10 @@ from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord
-from stratagem.games.catalog import GAMES, get_stage
+from stratagem.games.catalog import catalog_name, get_stage
 from stratagem.games.normal_form import NormalFormGame
 
-LOG_FAMILIES: tuple[str, ...] = ("pd", "rps")
-"""seed-003's logs name a game `<family>/<setting>`; the setting is the catalog's name."""
-
-
-def catalog_name(name: str) -> str:
-    """The catalog name of a game as an episode names it: `pd/sh` -> `sh`, `rps/ba3` -> `ba3`."""
-    family, _, setting = name.partition("/")
-    return setting if family in LOG_FAMILIES and setting in GAMES else name
+__all__ = ["catalog_name", "is_dilemma", "is_two_by_two", "resolve_game", "try_resolve"]
 
 
 def resolve_game(record: EpisodeRecord) -> NormalFormGame:

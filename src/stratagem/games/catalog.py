@@ -344,8 +344,29 @@ GAMES: dict[str, CatalogEntry] = {entry.name: entry for entry in _entries()}
 """Every named game, in listing order."""
 
 
+LOG_FAMILIES: tuple[str, ...] = ("pd", "rps")
+"""seed-003's logs name a game `<family>/<setting>`; the setting is the catalog's name."""
+
+
 def game_names() -> list[str]:
     return list(GAMES)
+
+
+def catalog_name(name: str) -> str:
+    """The catalog name of a game as an episode names it: `pd/sh` -> `sh`, `rps/ba3` -> `ba3`
+    (seed-003's log names, docs/episode-format.md); other names unchanged."""
+    family, _, setting = name.partition("/")
+    return setting if family in LOG_FAMILIES and setting in GAMES else name
+
+
+def catalog_labels(name: str) -> tuple[tuple[str, ...], ...] | None:
+    """The action labels of the catalog matrix game an episode names, if it names one."""
+    entry = GAMES.get(catalog_name(name))
+    if entry is None:
+        return None
+    game = entry.factory()
+    stage = game if isinstance(game, NormalFormGame) else game.matrix()
+    return None if stage is None else stage.labels
 
 
 def get_entry(name: str) -> CatalogEntry:

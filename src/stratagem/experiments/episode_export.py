@@ -1,0 +1,180 @@
+"""Episodes out of the store as JSONL lines (docs/episode-format.md): each line self-contained,
+naming its experiment and game, with the game's labels and payoffs when known."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from os import PathLike
+from pathlib import Path
+from typing import IO, Any
+
+from stratagem.errors import StratagemError
+from stratagem.experiments.store import (
+    EpisodeBundle,
+    ExperimentRecord,
+    ResultStore,
+)
+
+FORMAT_VERSION = 2
+"""Version of the line format; a line with a newer version is refused. 2 added an event's
+`visible_to` (a reader of version 1 would show hidden events to every seat)."""
+
+
+def _drop_none(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def episode_to_dict(bundle: EpisodeBundle, experiment: ExperimentRecord | None) -> dict[str, Any]:
+    """One episode as a line object of the format."""
+    ep = bundle.episode
+    game: dict[str, Any] = {"name": ep.game}
+    if ep.labels is not None:
+        game["labels"] = [list(ls) for ls in ep.labels]
+    if ep.game_payoffs is not None:
+        game["payoffs"] = ep.game_payoffs
+    out: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "id": ep.id,
+        "experiment": (
+            {
+                "id": experiment.id,
+                "name": experiment.name,
+                "config": experiment.config,
+                "created_at": experiment.created_at,
+            }
+            if experiment is not None
+            else {"id": ep.experiment_id}
+        ),
+        "game": game,
+        "players": [dict(p) for p in ep.players],
+        "seed": ep.seed,
+        "status": ep.status,
+        "source": ep.source,
+        "spec": ep.spec,
+        "payoffs": None if ep.payoffs is None else list(ep.payoffs),
+        "rounds": [
+            _drop_none(
+                {
+                    "round": r.round,
+                    "actions": list(r.actions),
+                    "payoffs": None if r.payoffs is None else list(r.payoffs),
+                    "valid": r.valid,
+                    "tokens": None if r.tokens is None else list(r.tokens),
+                }
+            )
+            for r in bundle.rounds
+        ],
+    }
+    out.update(
+        _drop_none({"started_at": ep.started_at, "finished_at": ep.finished_at, "error": ep.error})
+    )
+    if bundle.events:
+        out["events"] = [
+            _drop_none(
+                {
+                    "seq": e.seq,
+                    "round": e.round,
+                    "kind": e.kind,
+                    "player": e.player,
+                    "data": e.data,
+                    "visible_to": None if e.visible_to is None else list(e.visible_to),
+                }
+            )
+            for e in bundle.events
+        ]
+    if bundle.llm_calls:
+        out["llm_calls"] = [
+            _drop_none(
+                {
+                    "seq": c.seq,
+                    "player": c.player,
+                    "round": c.round,
+                    "model": c.model,
+                    "cache_key": c.cache_key,
+                    "request": c.request,
+                    "response": c.response,
+                    "text": c.text,
+                    "input_tokens": c.input_tokens,
+                    "output_tokens": c.output_tokens,
+                    "cost_usd": c.cost_usd,
+                    "latency_s": c.latency_s,
+                    "cached": c.cached,
+                    "error": c.error,
+                    "created_at": c.created_at,
+                }
+            )
+            for c in bundle.llm_calls
+        ]
+    if bundle.answers:
+        out["answers"] = [
+            _drop_none(
+                {
+                    "round": a.round,
+                    "player": a.player,
+                    "question_id": a.question_id,
+                    "question": a.question,
+                    "answer": a.answer,
+                    "parsed": a.parsed,
+                    "correct": a.correct,
+                }
+            )
+            for a in bundle.answers
+        ]
+    if bundle.beliefs:
+        out["beliefs"] = [
+            _drop_none(
+                {
+                    "round": b.round,
+                    "player": b.player,
+                    "order": b.order,
+                    "about_player": b.about_player,
+                    "content": b.content,
+                    "score": b.score,
+                }
+            )
+            for b in bundle.beliefs
+        ]
+    return out
+
+
+def export_episodes(
+    store: ResultStore,
+    path_or_stream: str | PathLike[str] | IO[str],
+    experiment_id: str | None = None,
+    episode_ids: Iterable[str] | None = None,
+) -> int:
+    """Write episodes as JSONL (all, one experiment's, or the given ids); returns how many."""
+    if episode_ids is not None:
+        records = []
+        for eid in episode_ids:
+            ep = store.episode(eid)
+            if ep is None:
+                raise StratagemError(f"unknown episode '{eid}'")
+            if experiment_id is None or ep.experiment_id == experiment_id:
+                records.append(ep)
+    else:
+        if experiment_id is not None and store.experiment(experiment_id) is None:
+            raise StratagemError(f"unknown experiment '{experiment_id}'")
+        records = store.episodes(experiment_id)
+    experiments = {e.id: e for e in store.experiments()}
+
+    def write(stream: IO[str]) -> int:
+        for ep in records:
+            bundle = store.load_episode(ep.id)
+            assert bundle is not None
+            line = episode_to_dict(bundle, experiments.get(ep.experiment_id))
+            stream.write(
+                json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+            )
+        return len(records)
+
+    if not isinstance(path_or_stream, str | PathLike):
+        return write(path_or_stream)
+    path = Path(path_or_stream)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="\n") as stream:
+            return write(stream)
+    except OSError as exc:
+        raise StratagemError(f"{path}: cannot write ({exc.strerror or exc})") from None
