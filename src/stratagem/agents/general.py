@@ -16,7 +16,7 @@ from typing import Any
 from stratagem.agents.base import Decision, LLMClient
 from stratagem.agents.game_prompts import GamePrompter, GamePrompts
 from stratagem.agents.llm_agent import LLMAgent
-from stratagem.agents.parsing import InvalidPolicy, decide_with_reasks, plain_reask
+from stratagem.agents.parsing import decide_with_reasks, plain_reask
 from stratagem.agents.replies import reply_format
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
@@ -32,19 +32,12 @@ class GeneralLLMAgent(LLMAgent):
         game: Game,
         prompts: GamePrompts,
         *,
-        max_reasks: int = 5,
-        invalid: str | InvalidPolicy = "forfeit",
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        constrain: bool = True,
         name: str | None = None,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            client, name=name or f"plain:{client.model}", max_reasks=max_reasks,
-            invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            constrain=constrain,
-        )  # fmt: skip
+        """`options` are `LLMAgent`'s: max_reasks, invalid, temperature, max_tokens, seed,
+        constrain."""
+        super().__init__(client, name=name or f"plain:{client.model}", **options)
         self.prompter = GamePrompter(game, prompts)
         self.prompts = prompts
 

@@ -40,12 +40,12 @@ class LLMAgent(Agent):
         client: LLMClient,
         *,
         name: str,
-        max_reasks: int,
-        invalid: str | InvalidPolicy,
-        temperature: float | None,
-        max_tokens: int | None,
-        seed: int | None,
-        constrain: bool,
+        max_reasks: int = 5,
+        invalid: str | InvalidPolicy = "forfeit",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        constrain: bool = True,
     ) -> None:
         self.client = client
         self.name = name
