@@ -191,7 +191,7 @@ def test_played_report_shows_invalid_outputs_cells_and_sfem(played: Path) -> Non
     cells = found["Score, cooperation and invalid outputs per setting"]
     assert [r[3] for r in cells[1:]] == ["AlwaysDefect", "TitForTat"]
     for r in cells[1:]:
-        assert r[8:] == ["1.00", "0.50"]  # cooperation over valid moves, invalid rate
+        assert r[8:10] == ["1.00", "0.50"]  # cooperation over valid moves, invalid rate
     # SFEM on the two Dilemma games, invalid moves counted as not cooperating.
     assigned = found["Assigned strategies"]
     assert assigned[0][:5] == ["Architecture", "Model", "Games", "Rounds", "Assigned strategy"]

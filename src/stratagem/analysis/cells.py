@@ -1,10 +1,13 @@
 """Per-cell summary of an experiment: score, cooperation and invalid rates of one seat.
 
 A cell is one combination of the grid (model, agent, game, opponent, rounds); its episodes (seeds,
-repetitions) are averaged. Invalid moves are shown, never hidden: the cooperation rate is over the
-seat's valid moves and the invalid rate over all its moves (`analysis.invalid` defines invalid).
-The cooperative action is the first action of the episode's resolved stage game
-(`analysis.games`), so an imported episode that names its game only is read like any other.
+repetitions) are averaged. An episode of a line-up (the spec's `seats`, any game) is described by
+its seats: seat 0's model (or its name, for a scripted or rule-based seat), its agent (or kind),
+the other seats, and "-" for rounds when the game has none. Invalid moves are shown, never
+hidden: the cooperation rate is over the seat's valid moves and the invalid rate over all its
+moves (`analysis.invalid` defines invalid). The cooperative action is the first action of the
+episode's resolved stage game (`analysis.games`), so an imported episode that names its game only
+is read like any other.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ from statistics import mean
 from stratagem.analysis.episodes import EpisodeData, load_episodes
 from stratagem.experiments.store import ResultStore
 
+NO_ROUNDS = "-"
+"""The rounds of a cell whose game is not played in rounds (an Ultimatum offer and its answer)."""
+
+CellKey = tuple[str, str, str, str, int | str]
+"""(model, agent, game, opponent, rounds): what makes two episodes the same setting."""
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -24,7 +33,8 @@ class Cell:
     agent: str
     game: str
     opponent: str
-    rounds: int
+    rounds: int | str
+    """The number of rounds, or `NO_ROUNDS`."""
     episodes: int
     score: float
     """Mean total payoff of the seat per episode."""
@@ -34,6 +44,10 @@ class Cell:
     no valid move or the game is not a resolved matrix game."""
     invalid_rate: float
     """Share of the seat's moves that were invalid."""
+
+    @property
+    def key(self) -> CellKey:
+        return (self.model, self.agent, self.game, self.opponent, self.rounds)
 
 
 def cell_table(store: ResultStore, experiment_id: str, player: int = 0) -> list[Cell]:
@@ -66,23 +80,45 @@ def _opponent(e: EpisodeData, player: int) -> str:
     return ", ".join(others)
 
 
+def cell_key(e: EpisodeData, player: int = 0) -> CellKey:
+    """The setting an episode belongs to, as the seat `player` sees it."""
+    spec = e.spec
+    seat = e.seats[player]
+    rounds = spec.get("rounds")
+    if isinstance(rounds, int | float):
+        played: int | str = int(rounds)
+    else:
+        played = len(e.rounds) if e.rounds or "seats" not in spec else NO_ROUNDS
+    if "seats" in spec:  # a line-up: every seat described by its own descriptor
+        return (
+            seat.model or seat.name,
+            seat.agent or seat.kind,
+            e.record.game,
+            _opponent(e, player),
+            played,
+        )
+    return (
+        str(spec.get("model") or seat.model or seat.name) if player == 0 else seat.name,
+        e.agent_name if player == 0 else seat.agent,
+        e.record.game,
+        _opponent(e, player),
+        played,
+    )
+
+
+def order_key(key: CellKey) -> tuple[str, str, str, str, bool, int | str]:
+    """Cells sorted by their key, settings without rounds after those with."""
+    model, agent, game, opponent, rounds = key
+    return (model, agent, game, opponent, isinstance(rounds, str), rounds)
+
+
 def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
     """`cell_table` over episodes already loaded (the report shares one load)."""
-    groups: dict[tuple[str, str, str, str, int], list[tuple[float, float, int, int, int]]]
-    groups = defaultdict(list)
+    groups: dict[CellKey, list[tuple[float, float, int, int, int]]] = defaultdict(list)
     for e in episodes:
         if player >= len(e.seats):
             continue
-        spec = e.spec
-        seat = e.seats[player]
-        rounds = spec.get("rounds")
-        key = (
-            str(spec.get("model") or seat.model or seat.name) if player == 0 else seat.name,
-            e.agent_name if player == 0 else seat.agent,
-            e.record.game,
-            _opponent(e, player),
-            int(rounds) if isinstance(rounds, int | float) else len(e.rounds),
-        )
+        key = cell_key(e, player)
         stage = e.stage
         first = stage.labels[player][0] if stage is not None and e.rounds else None
         failed = e.invalid_rounds(player)
@@ -96,7 +132,9 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
         valid = decisions - invalid
         groups[key].append((own, opp, cooperative if first is not None else -1, valid, invalid))
     table = []
-    for (model, agent, game, opponent, rounds), rows in sorted(groups.items()):
+    for (model, agent, game, opponent, rounds), rows in sorted(
+        groups.items(), key=lambda item: order_key(item[0])
+    ):
         valid = sum(r[3] for r in rows)
         moves = valid + sum(r[4] for r in rows)
         known = all(r[2] >= 0 for r in rows)

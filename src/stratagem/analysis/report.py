@@ -6,9 +6,10 @@ answers, call records), embeds its plots as PNG data URIs, loads no script, font
 anywhere, and writes nothing else. Every table and plot has a one-sentence caption.
 
 The general sections (headline, methods, seats, results per setting and per seat, invalid outputs,
-calls, failures) work for any game. Each study adds its own sections where it applies, through
-`analysis.report_registry` (`import stratagem.studies` registers the built-in ones). What does not
-apply is replaced by one line saying why, never by an error; invalid outputs are always shown.
+calls, failures, transcripts of a sample of episodes) work for any game. Each study adds its own
+sections where it applies, through `analysis.report_registry` (`import stratagem.studies`
+registers the built-in ones). What does not apply is replaced by one line saying why, never by an
+error; invalid outputs are always shown.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from stratagem.analysis.report_data import ReportData, listing
 from stratagem.analysis.report_methods import methods_section
 from stratagem.analysis.report_outcomes import header, results_section
 from stratagem.analysis.report_registry import study_sections
+from stratagem.analysis.report_transcripts import choose_sample, transcripts_section
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ExperimentRecord, ResultStore
 
@@ -36,7 +38,15 @@ def _safe_name(text: str) -> str:
 
 def _render(store: ResultStore, experiment: ExperimentRecord) -> str:
     data = ReportData.load(store, experiment)
-    sections = [methods_section(data), results_section(data), *study_sections(data)]
+    sample = choose_sample(data.episodes)
+    sections = [
+        methods_section(data),
+        results_section(data, sample.links()),
+        *study_sections(data),
+    ]
+    transcripts = transcripts_section(data, sample)
+    if transcripts is not None:
+        sections.append(transcripts)
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,

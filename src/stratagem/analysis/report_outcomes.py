@@ -4,6 +4,7 @@ games, and every seat's payoffs and invalid moves in any game."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from statistics import fmean
 from typing import Any
@@ -95,13 +96,16 @@ def summary_sentence(data: ReportData) -> str:
     return sentence
 
 
-def results_section(data: ReportData) -> Section:
+def results_section(
+    data: ReportData, links: Mapping[cells_module.CellKey, tuple[str, ...]] | None = None
+) -> Section:
+    """The per-setting and per-seat tables; `links`: each setting's transcript anchors."""
     section = Section("cells", "Results per setting")
     if not data.episodes:
         section.blocks.append(Note(NO_GAMES))
         return section
     if data.with_rounds:
-        section.blocks.append(_cells_table(data))
+        section.blocks.append(_cells_table(data, links or {}))
     seats = _seat_table(data)
     if seats is not None:
         section.blocks.append(seats)
@@ -116,7 +120,14 @@ def results_section(data: ReportData) -> Section:
     return section
 
 
-def _cells_table(data: ReportData) -> Any:
+def _transcript_cell(anchors: tuple[str, ...]) -> CellView | None:
+    if not anchors:
+        return None
+    numbers = tuple(a.rsplit("-", 1)[-1] for a in anchors)
+    return CellView(" ".join(numbers), links=tuple(zip(numbers, anchors, strict=True)))
+
+
+def _cells_table(data: ReportData, links: Mapping[cells_module.CellKey, tuple[str, ...]]) -> Any:
     table = cells_module.cells_of(data.with_rounds)
     rows = [
         (
@@ -125,6 +136,7 @@ def _cells_table(data: ReportData) -> Any:
             # No valid move at all: the cooperation rate is undefined, not 0.
             c.cooperation,
             CellView(f"{c.invalid_rate:.2f}", "num warn" if c.invalid_rate > 0 else "num"),
+            _transcript_cell(links.get(c.key, ())),
         )
         for c in table
     ]  # fmt: skip
@@ -134,13 +146,14 @@ def _cells_table(data: ReportData) -> Any:
         "averaged over its episodes (seeds and repetitions).",
         (
             "Model", "Agent", "Game", "Opponent", "Rounds", "Episodes", "Score",
-            "Opp. score", "Cooperation", "Invalid rate",
+            "Opp. score", "Cooperation", "Invalid rate", "Transcripts",
         ),
         rows,
         legend="Score: seat 0's total payoff per game (its opponents' mean in Opp. score). "
         "Cooperation: share of seat 0's valid moves that were the game's first "
         "(cooperative) action, a dash when it made none. Invalid rate: share of its "
-        "moves that were invalid.",
+        "moves that were invalid. Transcripts: sampled episodes of the setting, in the "
+        "Transcripts section.",
         fold=len(rows) > LONG_RESULTS,
     )  # fmt: skip
 

@@ -7,7 +7,7 @@ and tested without the template, and every study's section module can share them
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from stratagem.analysis import plots
 
@@ -21,6 +21,8 @@ LONG_TABLE = 40
 class CellView:
     text: str
     css: str = ""
+    links: tuple[tuple[str, str], ...] = ()
+    """(text, anchor in this page) links shown instead of `text`, e.g. to transcripts."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,54 @@ class GameCards:
     kind: str = field(default="games", init=False)
 
 
-Block = TableView | TableGrid | PlotGrid | Paragraph | Note | Heading | Definitions | GameCards
+@dataclass(frozen=True)
+class TranscriptLine:
+    """One line of a transcript; `body` (a prompt or a reply) is shown preformatted under it."""
+
+    kind: str
+    who: str
+    text: str
+    body: str = ""
+    hidden: str = ""
+    """Who could see it, when not every seat ("seat 1 only"); empty when public."""
+
+
+@dataclass(frozen=True)
+class TranscriptRound:
+    title: str
+    lines: tuple[TranscriptLine, ...]
+
+
+@dataclass(frozen=True)
+class TranscriptView:
+    anchor: str
+    title: str
+    summary: str
+    seats: tuple[str, ...]
+    rounds: tuple[TranscriptRound, ...]
+    outcome: str
+
+
+@dataclass(frozen=True)
+class TranscriptGroup:
+    """The sampled transcripts of one setting, each folded (an HTML <details>)."""
+
+    title: str
+    transcripts: tuple[TranscriptView, ...]
+    kind: str = field(default="transcripts", init=False)
+
+
+Block = (
+    TableView
+    | TableGrid
+    | PlotGrid
+    | Paragraph
+    | Note
+    | Heading
+    | Definitions
+    | GameCards
+    | TranscriptGroup
+)
 
 
 @dataclass
@@ -185,7 +234,7 @@ def _css(cell: CellView, numeric: bool) -> CellView:
         classes.insert(0, "num")
     elif len(cell.text) > 32:
         classes.append("wrap")
-    return CellView(cell.text, " ".join(classes))
+    return replace(cell, css=" ".join(classes))
 
 
 def plot_view(figure_png: bytes, title: str, caption: str) -> PlotView:

@@ -221,6 +221,25 @@ def _event_line(event: EventRecord) -> Line:
     return Line("event", event.player, f"{event.kind}: {fields}", seen_by=seen)
 
 
+def excerpt(text: str, max_lines: int = PROMPT_LINES, max_chars: int = 1_500) -> str:
+    """The end of a long text for a page that cannot unfold it (the HTML report): its last
+    `max_lines` lines and `max_chars` characters, where a prompt asks for the decision, after a
+    line saying how much is left out."""
+    lines = text.splitlines() or [""]
+    kept = lines[-max_lines:]
+    body = "\n".join(kept)
+    cut = len(body) - max_chars
+    if cut > 0:
+        body = body[cut:]
+    if len(kept) == len(lines) and cut <= 0:
+        return body
+    dropped = len(lines) - len(kept)
+    shown = f"{dropped} earlier lines" if dropped else ""
+    if cut > 0:
+        shown += (" and " if shown else "") + f"{cut} characters"
+    return f"... ({shown} not shown)\n{body}"
+
+
 def _value(value: Any) -> str:
     if value is None:
         return "nothing"
