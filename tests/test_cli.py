@@ -68,7 +68,7 @@ def test_export_import_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: 
     [
         (["tournament", "-s", "TitForTatt"], "unknown strategy 'TitForTatt': did you mean"),
         (["tournament", "--game", "dilema"], "unknown game 'dilema': did you mean dilemma"),
-        (["tournament", "--turns", "0"], "turns must be >= 1"),
+        (["tournament", "--turns", "0"], "turns must be a whole number from 1 to 1,000,000, got 0"),
         (["tournament", "--game", "ultimatum"], "not a matrix game"),
         (["tournament", "-s", "Random(1.5)"], "Random"),
         (["import", "nowhere.jsonl"], "does not exist"),

@@ -64,6 +64,7 @@ def mark_unfinished(db: Path) -> None:
 
 
 def test_a_schema_1_store_migrates_without_loss(tmp_path: Path) -> None:
+    """Schema 2 added events' visibility, schema 3 the experiment of each model call."""
     out = unpack("legacy-v1", tmp_path / "out")
     db = out / STORE_FILE
     assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("1",)]
@@ -72,23 +73,25 @@ def test_a_schema_1_store_migrates_without_loss(tmp_path: Path) -> None:
     assert all(before.values())  # the fixture holds every kind of record
 
     with ResultStore(db) as store:
-        assert store.schema_version == SCHEMA_VERSION == 2
+        assert store.schema_version == SCHEMA_VERSION == 3
         events = [e for ep in store.episodes() for e in store.events(ep.id)]
         kinds = {e.kind for e in events}
         assert {"invalid", "self_consistency"} <= kinds
         assert all(e.visible_to is None for e in events)  # written before visibility: public
 
-    # Every old row is still there, unchanged; events gained only the new (empty) column.
+    # Every old row is still there, unchanged; events gained their visibility (public), and model
+    # calls the experiment they belong to.
     after = {t: raw_rows(db, f"SELECT * FROM {t}") for t in tables}
+    added = {"events": None, "llm_calls": "legacy-v1"}
     for table in tables:
         rows = after[table]
-        if table == "events":
-            assert all(row[-1] is None for row in rows)
+        if table in added:
+            assert all(row[-1] == added[table] for row in rows)
             rows = [row[:-1] for row in rows]
         assert sorted(map(repr, rows)) == before[table], table
     # Opening again is a no-op.
     ResultStore(db).close()
-    assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("2",)]
+    assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("3",)]
 
 
 def test_a_schema_1_results_directory_resumes_with_zero_calls(tmp_path: Path) -> None:

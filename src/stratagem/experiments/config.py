@@ -10,7 +10,7 @@ Validated by pydantic; every error names the file, the field and what is allowed
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -26,6 +26,13 @@ from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import (
+    MAX_CONCURRENCY,
+    MAX_REPETITIONS,
+    MAX_ROUNDS,
+    SQLITE_MAX,
+    SQLITE_MIN,
+)
 from stratagem.games.catalog import make_variant
 from stratagem.games.normal_form import NormalFormGame
 
@@ -57,7 +64,7 @@ class ModelEntry(Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     """The environment variable holding the API key (keys never go in files)."""
-    max_concurrency: int = Field(4, ge=1)
+    max_concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(60.0, gt=0)
     limits: LimitsConfig = LimitsConfig()
     price: PriceConfig | None = None
@@ -108,7 +115,7 @@ class AgentEntry(Strict):
     """Send a constraint the provider enforces (a grammar or schema): output choice, a label;
     json, the decision object; tag, the reply `[move] <label>`. false lets the model answer
     freely, as the studies' models did (replies are parsed and re-asked either way)."""
-    repetitions: int | None = Field(None, ge=1)
+    repetitions: int | None = Field(None, ge=1, le=MAX_REPETITIONS)
     """Repetitions of this agent's episodes, overriding the experiment's (seed-003 §3.1 plays
     the self-consistency rows 2 times and the others 5)."""
     output: Literal["choice", "json", "tag"] = "choice"
@@ -199,6 +206,15 @@ class BudgetConfig(Strict):
     max_tokens: int | None = Field(None, ge=1)
 
 
+class ConfirmConfig(Strict):
+    """Above either bound, `stratagem run` asks before starting (`--yes` answers for you)."""
+
+    episodes: int = Field(2000, ge=0)
+    """Episodes still to play."""
+    usd: float = Field(1.0, ge=0)
+    """Estimated spend, at the listed prices, of the episodes still to play."""
+
+
 class RetryConfig(Strict):
     max_attempts: int = Field(6, ge=1)
     base_delay: float = Field(0.5, ge=0)
@@ -224,18 +240,19 @@ class ExperimentConfig(Strict):
     """Round counts; "study" is the number the game's source study plays (seed-003: 16 in the PD
     family, 24 in RPS; seed-004's public good: 5), a variant's being its base game's. Games of a
     fixed length (the ultimatum game) ignore it."""
-    seeds: list[int] = [0]
-    repetitions: int = Field(1, ge=1)
-    concurrency: int = Field(4, ge=1)
+    seeds: list[Annotated[int, Field(ge=SQLITE_MIN, le=SQLITE_MAX)]] = [0]
+    repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     """Episodes played at once (each model also has its own max_concurrency)."""
     budget: BudgetConfig = BudgetConfig()
+    confirm: ConfirmConfig = ConfirmConfig()
     retry: RetryConfig = RetryConfig()
 
     @field_validator("rounds")
     @classmethod
     def _rounds(cls, value: list[int | str]) -> list[int | str]:
-        if any(isinstance(r, int) and r < 1 for r in value):
-            raise ValueError("every round count must be >= 1")
+        if any(isinstance(r, int) and not 1 <= r <= MAX_ROUNDS for r in value):
+            raise ValueError(f"every round count must be from 1 to {MAX_ROUNDS:,}")
         return value
 
     @model_validator(mode="after")

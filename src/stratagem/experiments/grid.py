@@ -31,7 +31,7 @@ from stratagem.games.repeated import RepeatedGame
 
 T = TypeVar("T")
 
-__all__ = ["AGENT_OPPONENT", "EpisodeSpec", "Seat", "expand", "experiment_id"]
+__all__ = ["AGENT_OPPONENT", "EpisodeSpec", "Grid", "Seat", "expand", "experiment_id"]
 
 
 @dataclass(frozen=True)
@@ -129,21 +129,25 @@ def experiment_id(config: ExperimentConfig) -> str:
 
 
 def expand(config: ExperimentConfig, *, humans: bool = False) -> list[EpisodeSpec]:
-    """Every episode of the grid, outermost loop first: model, agent, game, opponent, rounds, seed,
-    repetition for the shorthand; then model, game, line-up, rounds, seed, repetition. Names and
-    seats are checked here, before anything runs. `humans`: line-ups may have a human seat."""
-    grid = _Grid(config, humans)
-    specs = list(grid.shorthand()) + list(grid.lineups())
+    """Every episode of the grid, as a list (see `Grid` for the order and the checks)."""
+    specs = list(Grid(config, humans=humans).specs())
     ids = [s.id for s in specs]
     if len(set(ids)) != len(ids):
         raise StratagemError("the grid lists the same episode twice (duplicate values in a list?)")
     return specs
 
 
-class _Grid:
-    """The checked parts of a config that the expansion draws from."""
+class Grid:
+    """The episodes of an experiment file, checked before anything runs and listed lazily.
 
-    def __init__(self, config: ExperimentConfig, humans: bool) -> None:
+    Order, outermost loop first: model, agent, game, opponent, rounds, seed, repetition for the
+    shorthand; then model, game, line-up, rounds, seed, repetition. Every axis is checked for
+    repeated values up front, so no episode is listed twice and listing needs no memory of what
+    was listed; `size()` counts the episodes without listing them. `humans`: line-ups may have a
+    human seat.
+    """
+
+    def __init__(self, config: ExperimentConfig, *, humans: bool = False) -> None:
         self.config = config
         agents = [a.name for a in config.agents]
         if len(set(agents)) != len(agents):
@@ -159,6 +163,63 @@ class _Grid:
         for j, agent in enumerate(config.agents):
             if any(g.matrix() is not None for g in self.games.values()):
                 _field(f"agents.{j}", _prompter, agent)
+        _unique("games", config.games)
+        _unique("seeds", config.seeds)
+        _unique("opponents", config.opponents)
+        self.rounds = {g: self.round_counts(g, self.variants.get(g)) for g in config.games}
+        for game, counts in self.rounds.items():
+            _unique(f"rounds (of '{game}')", counts)
+        self.expanded = {
+            game: [
+                lineup
+                for i, entry in enumerate(config.lineups)
+                for lineup in expand_lineup(entry, sample.n_players, f"lineups.{i}")
+            ]
+            for game, sample in self.games.items()
+        }
+        for game, lineups in self.expanded.items():
+            _unique(f"lineups (in '{game}')", [tuple(lineup) for lineup in lineups])
+        self._check_seats()
+
+    def _check_seats(self) -> None:
+        """Every seat of every line-up can play its seat of every game (before anything runs)."""
+        config = self.config
+        for j, opponent in enumerate(config.opponents):
+            for game, sample in self.games.items():
+                if sample.n_players != 2:
+                    raise StratagemError(
+                        f"games: '{game}' has {sample.n_players} seats; `opponents` fill 2-seat "
+                        "games, use `lineups` for it"
+                    )
+                seat = self.parser.parse(opponent, config.models[0], f"opponents.{j}")
+                check_seat(seat, sample, game, 1, f"opponents.{j}")
+        for i, agent in enumerate(config.agents if config.opponents else ()):
+            for game, sample in self.games.items():
+                seat = Seat(agent.name, agent, config.models[0])
+                check_seat(seat, sample, game, 0, f"agents.{i}")
+        for game, sample in self.games.items():
+            for i, entry in enumerate(config.lineups):
+                for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
+                    for p, text in enumerate(texts):
+                        seat = self.parser.parse(text, config.models[0], f"lineups.{i}")
+                        check_seat(seat, sample, game, p, f"lineups.{i}")
+
+    def specs(self) -> Iterator[EpisodeSpec]:
+        yield from self.shorthand()
+        yield from self.lineups()
+
+    def size(self) -> int:
+        """How many episodes `specs()` lists, counted without listing them."""
+        config = self.config
+        seeds = len(config.seeds)
+        per_game = sum(len(self.rounds[g]) for g in config.games)
+        reps = sum(a.repetitions or config.repetitions for a in config.agents)
+        total = len(config.models) * reps * per_game * len(config.opponents) * seeds
+        for game in config.games:
+            for lineup in self.expanded[game]:
+                models = len(config.models) if self.parser.uses_grid_model(lineup) else 1
+                total += models * len(self.rounds[game]) * seeds * config.repetitions
+        return total
 
     def _sample_game(self, name: str) -> Game:
         """The game at its first round count, to check seats against."""
@@ -191,19 +252,6 @@ class _Grid:
     def shorthand(self) -> Iterator[EpisodeSpec]:
         """`agents x opponents`: the agent in seat 0, the opponent in seat 1."""
         config = self.config
-        for j, opponent in enumerate(config.opponents):
-            for game, sample in self.games.items():
-                if sample.n_players != 2:
-                    raise StratagemError(
-                        f"games: '{game}' has {sample.n_players} seats; `opponents` fill 2-seat "
-                        "games, use `lineups` for it"
-                    )
-                seat = self.parser.parse(opponent, config.models[0], f"opponents.{j}")
-                check_seat(seat, sample, game, 1, f"opponents.{j}")
-            for i, agent in enumerate(config.agents):
-                for game, sample in self.games.items():
-                    seat = Seat(agent.name, agent, config.models[0])
-                    check_seat(seat, sample, game, 0, f"agents.{i}")
         for model in config.models:
             for agent in config.agents:
                 for game in config.games:
@@ -213,7 +261,7 @@ class _Grid:
                         if other.agent is not None:
                             other = Seat(other.label, other.agent, other.model, questions=False)
                         seats = (Seat(agent.name, agent, model), other)
-                        for rounds in self.round_counts(game, variant):
+                        for rounds in self.rounds[game]:
                             for seed in config.seeds:
                                 for rep in range(agent.repetitions or config.repetitions):
                                     yield EpisodeSpec(
@@ -222,30 +270,30 @@ class _Grid:
 
     def lineups(self) -> Iterator[EpisodeSpec]:
         config = self.config
-        for game, sample in self.games.items():
-            for i, entry in enumerate(config.lineups):
-                for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
-                    for p, text in enumerate(texts):
-                        seat = self.parser.parse(text, config.models[0], f"lineups.{i}")
-                        check_seat(seat, sample, game, p, f"lineups.{i}")
         for model in config.models:
-            for game, sample in self.games.items():
+            for game in self.games:
                 variant = self.variants.get(game)
-                for i, entry in enumerate(config.lineups):
-                    for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
-                        grid_model = self.parser.uses_grid_model(texts)
-                        if not grid_model and model is not config.models[0]:
-                            continue  # no seat plays the grid's model: once is enough
-                        seats = tuple(
-                            self.parser.parse(text, model, f"lineups.{i}") for text in texts
-                        )
-                        for rounds in self.round_counts(game, variant):
-                            for seed in config.seeds:
-                                for rep in range(config.repetitions):
-                                    yield EpisodeSpec(
-                                        model if grid_model else None, game, seats, rounds,
-                                        seed, rep, variant,
-                                    )  # fmt: skip
+                for texts in self.expanded[game]:
+                    grid_model = self.parser.uses_grid_model(texts)
+                    if not grid_model and model is not config.models[0]:
+                        continue  # no seat plays the grid's model: once is enough
+                    seats = tuple(self.parser.parse(text, model, "lineups") for text in texts)
+                    for rounds in self.rounds[game]:
+                        for seed in config.seeds:
+                            for rep in range(config.repetitions):
+                                yield EpisodeSpec(
+                                    model if grid_model else None, game, seats, rounds,
+                                    seed, rep, variant,
+                                )  # fmt: skip
+
+
+def _unique(what: str, values: list[Any]) -> None:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            shown = list(value) if isinstance(value, tuple) else value
+            raise StratagemError(f"{what}: {shown!r} is listed twice")
+        seen.add(value)
 
 
 def _prompter(agent: AgentEntry) -> Prompter:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import MAX_GENERATIONS, MAX_TURNS, check_range
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 from stratagem.strategies.match import MatchResult, play_match
@@ -48,8 +49,8 @@ class MoranProcess:
             raise StratagemError(f"mutation rate must be in [0, 1], got {mutation_rate}")
         if not 0.0 <= noise <= 1.0:
             raise StratagemError(f"noise must be in [0, 1], got {noise}")
-        if turns < 1 or max_generations < 1:
-            raise StratagemError("turns and max_generations must be >= 1")
+        check_range("turns", turns, 1, MAX_TURNS)
+        check_range("max_generations", max_generations, 1, MAX_GENERATIONS)
         self.types: dict[str, Strategy] = {p.label: p for p in population}
         self.initial = [p.label for p in population]
         self.stage = stage

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import STATUSES
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped whenever the schema changes; each bump adds a step to `MIGRATIONS`."""
 
 SCHEMA = f"""
@@ -80,9 +80,11 @@ CREATE TABLE llm_calls (
     latency_s REAL,
     cached INTEGER NOT NULL DEFAULT 0 CHECK (cached IN (0, 1)),
     error TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    experiment_id TEXT
 );
 CREATE INDEX llm_calls_by_episode ON llm_calls(episode_id, seq);
+CREATE INDEX llm_calls_by_experiment ON llm_calls(experiment_id);
 CREATE INDEX llm_calls_by_cache_key ON llm_calls(cache_key);
 CREATE TABLE answers (
     id INTEGER PRIMARY KEY,
@@ -116,7 +118,27 @@ def _add_event_visibility(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE events ADD COLUMN visible_to TEXT")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _add_event_visibility}
+def _add_call_experiment(conn: sqlite3.Connection) -> None:
+    """2 -> 3: a model call names its experiment, so the calls of an episode that was restarted
+    (detached from it, their spend kept) still count in that experiment's spend. Calls detached
+    before this version name no episode; in a store of one experiment they can only be its."""
+    conn.execute("ALTER TABLE llm_calls ADD COLUMN experiment_id TEXT")
+    conn.execute(
+        "UPDATE llm_calls SET experiment_id = "
+        "(SELECT experiment_id FROM episodes WHERE episodes.id = llm_calls.episode_id)"
+    )
+    experiments = [r[0] for r in conn.execute("SELECT id FROM experiments")]
+    if len(experiments) == 1:
+        conn.execute(
+            "UPDATE llm_calls SET experiment_id = ? WHERE experiment_id IS NULL", experiments
+        )
+    conn.execute("CREATE INDEX llm_calls_by_experiment ON llm_calls(experiment_id)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _add_event_visibility,
+    2: _add_call_experiment,
+}
 """The step that takes a store from version k to k + 1."""
 
 

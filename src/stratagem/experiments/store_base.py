@@ -213,7 +213,8 @@ class StoreConnection:
         cur = conn.execute(
             "INSERT INTO llm_calls (episode_id, seq, player, round, model, cache_key, request, "
             "response, text, input_tokens, output_tokens, cost_usd, latency_s, cached, error, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, experiment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "(SELECT experiment_id FROM episodes WHERE id = ?))",
             (
                 c.episode_id,
                 c.seq,
@@ -231,6 +232,7 @@ class StoreConnection:
                 int(c.cached),
                 c.error,
                 c.created_at or now(),
+                c.episode_id,
             ),
         )
         return int(cur.lastrowid or 0)

@@ -112,12 +112,11 @@ class StoreReads(StoreConnection):
         ]
 
     def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
-        """Counts and sums over model calls: all in the file, or those of one experiment's episodes.
+        """Counts and sums over model calls: all in the file, or those of one experiment.
 
         `paid_*` count only calls that reached the provider and succeeded (not cache replays).
-
-        Calls of an interrupted episode are detached from it when it restarts, so only the
-        whole-file totals include every call ever paid for.
+        A call belongs to its experiment for good: the calls of an episode that was restarted
+        (detached from it) still count there, so the spend shown is every call paid for.
         """
         sql = (
             "SELECT COUNT(*) AS calls, COALESCE(SUM(c.cached), 0) AS cached,"
@@ -131,7 +130,7 @@ class StoreReads(StoreConnection):
         )
         params: list[str] = []
         if experiment_id is not None:
-            sql += " JOIN episodes e ON e.id = c.episode_id WHERE e.experiment_id = ?"
+            sql += " WHERE c.experiment_id = ?"
             params.append(experiment_id)
         row = self._rows(sql, params)[0]
         keys = ("calls", "cached", "errors", "tokens", "cost_usd", "paid_tokens", "paid_usd")

@@ -13,6 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import (
+    MAX_REPETITIONS,
+    MAX_TURNS,
+    check_range,
+    check_storable,
+)
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 from stratagem.strategies.match import MatchResult, play_match
@@ -99,10 +105,9 @@ class Tournament:
     ) -> None:
         if len(players) < 2 and not (self_play and players):
             raise StratagemError("a tournament needs at least 2 strategies (or 1 with self-play)")
-        if turns < 1:
-            raise StratagemError(f"turns must be >= 1, got {turns}")
-        if repetitions < 1:
-            raise StratagemError(f"repetitions must be >= 1, got {repetitions}")
+        check_range("turns", turns, 1, MAX_TURNS)
+        check_range("repetitions", repetitions, 1, MAX_REPETITIONS)
+        check_storable("seed", seed)
         if not 0.0 <= noise <= 1.0:
             raise StratagemError(f"noise must be in [0, 1], got {noise}")
         labels = [p.label for p in players]
