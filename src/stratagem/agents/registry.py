@@ -32,6 +32,9 @@ class Architecture:
     build: Builder
     plays: Callable[[Game], str | None]
     """Why this architecture cannot play a game (a sentence), or None when it can."""
+    calls: Callable[[Any], float] = lambda settings: 1.0
+    """Model calls it makes per decision, at most, given the entry's settings (for a run's plan
+    of what it will spend)."""
 
 
 ARCHITECTURES: dict[str, Architecture] = {}

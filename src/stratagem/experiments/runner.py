@@ -4,13 +4,16 @@ Every round, model call and invalid output goes to the store the moment it exist
 answer goes to the response cache before the round is recorded. So a run killed at any point resumes
 by running the same command again: finished episodes are skipped, and interrupted ones are replayed
 from their start, their earlier calls answered by the cache for free.
+
+One run writes a results directory at a time (`WriterLock`), and a file whose named entries
+changed since the stored run is refused unless forced (`drift`), so results are never mixed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +24,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.drift import changed_settings
 from stratagem.experiments.episode import play_episode
 from stratagem.experiments.executors import get_executor
-from stratagem.experiments.grid import EpisodeSpec, expand, experiment_id
+from stratagem.experiments.grid import EpisodeSpec, Grid, experiment_id
+from stratagem.experiments.limits import MAX_EPISODES
+from stratagem.experiments.lock import WriterLock
+from stratagem.experiments.plan import Plan, estimate
 from stratagem.experiments.seating import Seating, seat_agent
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Game
@@ -50,13 +57,24 @@ class RunSummary:
     finished: int = 0
     failed: int = 0
     calls: int = 0
+    """Model calls recorded by this run: answered, replayed from the cache, or failed."""
     cached_calls: int = 0
+    failed_calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
     wall_s: float = 0.0
     stopped: str | None = None
     """Why the run stopped early (a budget), if it did."""
     errors: list[str] = field(default_factory=list)
+    """"<episode id>: <why>" for every failed episode."""
+
+    def reasons(self, limit: int = 3) -> list[str]:
+        """The first distinct reasons episodes failed, each with how many it failed."""
+        counts: dict[str, int] = {}
+        for error in self.errors:
+            reason = error.split(": ", 1)[-1]
+            counts[reason] = counts.get(reason, 0) + 1
+        return [f"{n} x {reason}" for reason, n in list(counts.items())[:limit]]
 
 
 class Runner:
@@ -68,36 +86,85 @@ class Runner:
         console: Console | None = None,
         show_progress: bool = True,
         human: Callable[[Game], Agent] | None = None,
+        force: bool = False,
     ) -> None:
         """`human` makes the player of a human seat (`stratagem play`); a run from a file has
-        none, so its line-ups may not name one."""
+        none, so its line-ups may not name one. `force` adds the file's episodes to an
+        experiment stored with other settings under the same names (see `drift`)."""
         self.config = config
-        self.specs = expand(config, humans=human is not None)
+        self.grid = Grid(config, humans=human is not None)
+        self.size = self.grid.size()
+        if self.size > MAX_EPISODES:
+            raise StratagemError(
+                f"the grid has {self.size:,} episodes, more than the {MAX_EPISODES:,} one file "
+                "may list; split it into several experiments"
+            )
         self.human = human
+        self.force = force
         self.executor = get_executor(executor)
         self.console = console or Console(stderr=True)
         self.show_progress = show_progress
         self.experiment = experiment_id(config)
         self.output = Path(config.output)
 
+    @property
+    def specs(self) -> list[EpisodeSpec]:
+        """Every episode of the grid, as a list (for small grids: a play, a test)."""
+        return list(self.grid.specs())
+
+    def plan(self) -> Plan:
+        """What the run is about to do (episodes, calls, tokens, dollars), before it starts."""
+        store_file = self.output / STORE_FILE
+        finished, per_call = 0, None
+        if store_file.is_file():
+            with ResultStore(store_file) as store:
+                finished = store.status_counts(self.experiment)["finished"]
+                totals = store.call_totals(self.experiment)
+                paid = totals["calls"] - totals["cached"] - totals["errors"]
+                per_call = totals["paid_tokens"] / paid if paid > 0 else None
+        remaining = max(self.size - finished, 0)
+        return estimate(self.grid.specs(), remaining, finished, self.config.models, per_call)
+
     async def run(self) -> RunSummary:
         started = time.perf_counter()
-        summary = RunSummary(self.experiment, len(self.specs))
-        self.output.mkdir(parents=True, exist_ok=True)
-        with ResultStore(self.output / STORE_FILE) as store:
+        self.summary = summary = RunSummary(self.experiment, self.size)
+        with WriterLock(self.output), ResultStore(self.output / STORE_FILE) as store:
+            self._check_drift(store)
             store.create_experiment(
                 self.experiment, self.config.name, self.config.model_dump(mode="json"), update=True
             )
-            done = {e.id for e in store.episodes(status="finished")}
-            todo = [s for s in self.specs if s.id not in done]
-            summary.skipped = len(self.specs) - len(todo)
-            if todo:
-                await self._run_episodes(store, todo, summary)
+            done = {e.id for e in store.episodes(self.experiment, status="finished")}
+
+            def todo() -> Iterator[EpisodeSpec]:
+                for spec in self.grid.specs():
+                    if spec.id in done:
+                        summary.skipped += 1
+                    else:
+                        yield spec
+
+            await self._run_episodes(store, todo(), max(self.size - len(done), 0), summary)
         summary.wall_s = time.perf_counter() - started
         return summary
 
+    def _check_drift(self, store: ResultStore) -> None:
+        stored = store.experiment(self.experiment)
+        if stored is None or self.force or not store.status_counts(self.experiment)["finished"]:
+            return
+        changes = changed_settings(stored.config, self.config)
+        if changes:
+            more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+            raise StratagemError(
+                f"{self.output}: experiment '{self.experiment}' was run with other settings under "
+                f"the same names: {changes[0]}{more}; give the experiment a new `name`, or run "
+                "with --force to add these episodes to it"
+            )
+
     async def _run_episodes(
-        self, store: ResultStore, todo: list[EpisodeSpec], summary: RunSummary
+        self,
+        store: ResultStore,
+        todo: Iterator[EpisodeSpec],
+        total: int,
+        summary: RunSummary,
     ) -> None:
         cache = ResponseCache(self.output / CACHE_FILE)
         limiter = RateLimiter(self.output / LIMITS_FILE)
@@ -113,7 +180,7 @@ class Runner:
             console=self.console,
             disable=not self.show_progress,
         )
-        task = progress.add_task(self.config.name, total=len(todo), usage="")
+        task = progress.add_task(self.config.name, total=total, usage="")
 
         def record(
             model: str,
@@ -138,8 +205,10 @@ class Runner:
                 cached=bool(response and response.cached),
                 error=error,
             )
-            if response is not None:
-                summary.calls += 1
+            summary.calls += 1
+            if response is None:
+                summary.failed_calls += 1
+            else:
                 summary.cached_calls += int(response.cached)
                 summary.tokens += response.usage.total
                 summary.cost_usd += response.cost_usd

@@ -1,0 +1,64 @@
+"""An edited experiment file is not merged silently into what an earlier run stored.
+
+Growing the grid (another seed, model, game or agent) adds episodes to the same experiment, as it
+should. But changing what a named entry means (agent `plain` now with framing prisoner instead of
+neutral, model id `gpt` now another model) would put episodes of two settings under one name, and
+every table would average them into one cell. So a run compares the file with the one stored and
+refuses such a change unless told to go on (`--force`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
+
+E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
+
+CONNECTION = frozenset(
+    {"base_url", "api_key_env", "max_concurrency", "timeout_s", "limits", "price"}
+)
+"""How a model is reached and paid for: not part of what its episodes are."""
+
+
+def changed_settings(stored: Mapping[str, Any], config: ExperimentConfig) -> list[str]:
+    """'agents.0.framing: neutral -> prisoner' for every setting of a named entry that the file
+    changes; entries added or removed are not changes."""
+    out: list[str] = []
+    out += _compare("agents", stored.get("agents"), config.agents, AgentEntry,
+                    lambda e: e.name, {"repetitions"})  # fmt: skip
+    out += _compare("models", stored.get("models"), config.models, ModelEntry,
+                    lambda e: e.name, CONNECTION)  # fmt: skip
+    out += _compare("variants", stored.get("variants"), config.variants, VariantEntry,
+                    lambda e: e.name, frozenset())  # fmt: skip
+    return out
+
+
+def _compare(
+    field: str,
+    old: Any,
+    new: Sequence[E],
+    model: type[E],
+    name: Callable[[E], str],
+    ignored: frozenset[str] | set[str],
+) -> list[str]:
+    before: dict[str, dict[str, Any]] = {}
+    for item in old if isinstance(old, list) else []:
+        try:
+            entry = model.model_validate(item)  # defaults of settings added since then
+        except ValidationError:
+            continue
+        before[name(entry)] = entry.model_dump(mode="json")
+    out = []
+    for i, entry in enumerate(new):
+        was = before.get(name(entry))
+        if was is None:
+            continue
+        now = entry.model_dump(mode="json")
+        for key in sorted(set(was) | set(now)):
+            if key not in ignored and was.get(key) != now.get(key):
+                out.append(f"{field}.{i}.{key}: {was.get(key)!r} -> {now.get(key)!r}")
+    return out

@@ -1,0 +1,165 @@
+"""What a run is about to do, said before it starts: episodes, model calls, tokens and dollars.
+
+Users pay per token, so a run prints its plan first (`stratagem run --dry-run` prints only that),
+and above the file's `confirm` bounds it asks before starting. The numbers are estimates:
+- episodes to play are the grid's size less the finished episodes already stored;
+- model calls per episode come from playing each sampled episode's game with a stand-in policy
+  (the first legal action) to count each LLM seat's decisions, times what its architecture spends
+  per decision (`Architecture.calls`), its self-consistency samples and its questions;
+- tokens per call are the mean of the calls this directory already paid for, or
+  `DEFAULT_TOKENS_PER_CALL` before any;
+- dollars use the listed prices (the built-in table and the file's `price` overrides), with
+  `INPUT_SHARE` of the tokens as input.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from stratagem.agents.registry import get_architecture
+from stratagem.agents.self_consistency import SEED003_SAMPLES
+from stratagem.experiments.config import ConfirmConfig, ModelEntry
+from stratagem.experiments.grid import EpisodeSpec, build_game
+from stratagem.experiments.lineups import Seat
+from stratagem.games.base import Game
+from stratagem.games.spaces import Action, ActionSpace, Choice, IntegerRange
+from stratagem.llm.pricing import Prices
+
+DEFAULT_TOKENS_PER_CALL = 600
+"""A decision prompt with a short history and its reply, before this directory has paid calls."""
+INPUT_SHARE = 0.85
+"""Prompts dominate: most tokens of a game turn are input."""
+SAMPLE = 200
+"""Episodes whose calls are estimated one by one; the rest are taken to be like them."""
+QUESTIONS = 4
+"""seed-001's comprehension questions asked after every round (§7)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    episodes: int
+    """Episodes still to play."""
+    finished: int
+    calls: int
+    tokens: int
+    usd: float | None
+    """None when some model has no listed price."""
+    unpriced: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        cost = (
+            f"about ${self.usd:,.2f} at the listed prices"
+            if self.usd is not None
+            else f"cost unknown (no listed price for {', '.join(self.unpriced)}; give `price:`)"
+        )
+        return (
+            f"{self.episodes:,} episodes to play ({self.finished:,} already finished), "
+            f"about {self.calls:,} model calls, about {self.tokens:,} tokens, {cost}"
+        )
+
+    def above(self, confirm: ConfirmConfig) -> str | None:
+        """Why this run needs a confirmation, or None."""
+        if self.episodes > confirm.episodes:
+            return f"more than {confirm.episodes:,} episodes (confirm.episodes)"
+        if self.usd is None and self.calls:
+            return "its cost is unknown"
+        if self.usd is not None and self.usd > confirm.usd:
+            return f"more than ${confirm.usd:,.2f} (confirm.usd)"
+        return None
+
+
+def estimate(
+    specs: Iterable[EpisodeSpec],
+    remaining: int,
+    finished: int,
+    models: Iterable[ModelEntry],
+    tokens_per_call: float | None,
+) -> Plan:
+    """The plan of `remaining` episodes like the first `SAMPLE` of `specs`."""
+    sample = list(itertools.islice(specs, SAMPLE))
+    per_model: dict[str, float] = {}
+    for spec in sample:
+        for seat, calls in _seat_calls(spec):
+            assert seat.model is not None
+            per_model[seat.model.model] = per_model.get(seat.model.model, 0.0) + calls
+    scale = remaining / len(sample) if sample else 0.0
+    per_call = tokens_per_call or DEFAULT_TOKENS_PER_CALL
+    prices = {m.model: _prices(m) for m in models}
+    usd = 0.0
+    unpriced: list[str] = []
+    for model, calls in per_model.items():
+        price = prices[model].price(model) if model in prices else None
+        if price is None:
+            unpriced.append(model)
+            continue
+        tokens = calls * scale * per_call
+        usd += tokens * (INPUT_SHARE * price.input + (1 - INPUT_SHARE) * price.output) / 1e6
+    calls_total = sum(per_model.values()) * scale
+    return Plan(
+        remaining,
+        finished,
+        round(calls_total),
+        round(calls_total * per_call),
+        None if unpriced else usd,
+        tuple(sorted(unpriced)),
+    )
+
+
+def _prices(model: ModelEntry) -> Prices:
+    prices = Prices()
+    if model.price is not None:
+        prices = prices.with_overrides({model.model: (model.price.input, model.price.output)})
+    return prices
+
+
+def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float]]:
+    decisions = _decisions(spec)
+    out = []
+    for p, seat in enumerate(spec.seats):
+        if seat.agent is None:
+            continue
+        agent = seat.agent
+        per_decision = get_architecture(agent.kind).calls(agent)
+        samples = agent.samples
+        if samples == "study":
+            stage = build_game(spec.game, spec.variant, spec.rounds).matrix()
+            samples = SEED003_SAMPLES.get(stage.sizes[0], 1) if stage is not None else 1
+        asked = QUESTIONS * per_decision if agent.questions and seat.questions else 0.0
+        out.append((seat, decisions[p] * (per_decision * samples + asked)))
+    return out
+
+
+_DECISIONS: dict[tuple[object, ...], tuple[int, ...]] = {}
+"""Decisions per seat by (game, rounds, variant): a grid has few distinct games."""
+
+
+def _decisions(spec: EpisodeSpec) -> tuple[int, ...]:
+    variant = None if spec.variant is None else spec.variant.model_dump_json()
+    key = (spec.game, spec.rounds, variant)
+    if key not in _DECISIONS:
+        _DECISIONS[key] = _play_counting(spec.build_game())
+    return _DECISIONS[key]
+
+
+def _play_counting(game: Game) -> tuple[int, ...]:
+    """Each seat's decisions in one play of the game with the first legal action (the length of
+    games whose length depends on play is estimated by that one play)."""
+    counts = [0] * game.n_players
+    state = game.initial_state(0)
+    while not state.is_terminal():
+        actions: dict[int, Action] = {}
+        for p in state.to_act():
+            counts[p] += 1
+            actions[p] = _first_legal(state.legal(p))
+        state, _ = state.apply(actions)
+    return tuple(counts)
+
+
+def _first_legal(space: ActionSpace) -> Action:
+    if isinstance(space, Choice):
+        return space.labels[0]
+    if isinstance(space, IntegerRange):
+        return space.low
+    return ""
