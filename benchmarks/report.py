@@ -130,7 +130,8 @@ def run(src: Path, folder: Path, n_models: int) -> tuple[int, dict[str, float], 
 
 
 class _Tables(HTMLParser):
-    """Each <table> after a caption title, as rows of cell texts."""
+    """Each <table> after a caption title, as rows of cell texts; heat maps drawn as tables
+    (class "heat", images in older code) are counted apart, not compared."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -139,12 +140,15 @@ class _Tables(HTMLParser):
         self._in_title = False
         self._rows: list[list[str]] | None = None
         self._cell: list[str] | None = None
+        self._heat = False
+        self.heat_maps = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "span" and "title" in (dict(attrs).get("class") or "").split():
             self._in_title, self._title = True, []
         elif tag == "table":
             self._rows = []
+            self._heat = "heat" in (dict(attrs).get("class") or "").split()
         elif tag == "tr" and self._rows is not None:
             self._rows.append([])
         elif tag in ("td", "th") and self._rows is not None:
@@ -157,7 +161,10 @@ class _Tables(HTMLParser):
             self._rows[-1].append("".join(self._cell).strip())
             self._cell = None
         elif tag == "table" and self._rows is not None:
-            self.tables.append(("".join(self._title).strip(), self._rows))
+            if self._heat:
+                self.heat_maps += 1
+            else:
+                self.tables.append(("".join(self._title).strip(), self._rows))
             self._rows = None
 
     def handle_data(self, data: str) -> None:
@@ -167,14 +174,16 @@ class _Tables(HTMLParser):
             self._cell.append(data)
 
 
-def study_tables(html: Path) -> list[tuple[str, list[list[str]]]]:
-    """The counterfactual section's tables (from its heading to the end of the section)."""
+def study_tables(html: Path) -> tuple[list[tuple[str, list[list[str]]]], int, int]:
+    """The counterfactual section's tables (from its heading to the end of the section), and how
+    many heat maps it draws as tables and as images."""
     text = html.read_text(encoding="utf-8")
     start = text.find('id="counterfactual"')
     end = text.find("<section", start + 1)
+    section = text[start : end if end > 0 else None]
     parser = _Tables()
-    parser.feed(text[start : end if end > 0 else None])
-    return parser.tables
+    parser.feed(section)
+    return parser.tables, parser.heat_maps, section.count("<img ")
 
 
 def main() -> None:
@@ -199,8 +208,11 @@ def main() -> None:
                 f"peak memory {figures['peak_mb']:.0f} MB "
                 f"(imports alone {figures['imports_mb']:.0f} MB)"
             )
+        for label, html in results:
+            tables, heat, images = study_tables(html)
+            print(f"{label}: {len(tables)} study tables, {heat} heat-map tables, {images} images")
         if len(results) == 2:
-            mine, theirs = (study_tables(html) for _, html in results)
+            mine, theirs = (study_tables(html)[0] for _, html in results)
             same = mine == theirs
             print(
                 f"counterfactual tables: {len(mine)} here, {len(theirs)} there; "

@@ -136,12 +136,21 @@ class EpisodeData:
             return "llm"
         return self.seats[1].kind if len(self.seats) > 1 else "unknown"
 
+    @functools.cached_property
+    def _invalid(self) -> dict[int, frozenset[int]]:
+        """Each seat's invalid rounds, found once (the headline, the tables and the studies
+        all ask)."""
+        return {}
+
     def invalid_rounds(self, seat: int) -> frozenset[int]:
-        return invalid_rounds(self.rounds, self.events, seat)
+        found = self._invalid.get(seat)
+        if found is None:
+            found = self._invalid[seat] = invalid_rounds(self.rounds, self.events, seat)
+        return found
 
     def decisions(self, seat: int) -> tuple[int, int]:
         """(decisions, invalid) of a seat: `analysis.invalid`'s one definition."""
-        return seat_decisions(self.rounds, self.events, seat)
+        return seat_decisions(self.rounds, self.events, seat, self.invalid_rounds(seat))
 
     @property
     def has_moves(self) -> bool:

@@ -34,9 +34,13 @@ def invalid_rounds(
 
 
 def seat_decisions(
-    rounds: Sequence[RoundRecord], events: Sequence[EventRecord], seat: int
+    rounds: Sequence[RoundRecord],
+    events: Sequence[EventRecord],
+    seat: int,
+    invalid: frozenset[int] | None = None,
 ) -> tuple[int, int]:
-    """(decisions, invalid decisions) of one seat in one episode.
+    """(decisions, invalid decisions) of one seat in one episode (`invalid`: its
+    `invalid_rounds`, when already known).
 
     A matrix game has one decision per seat and round; a game without rounds one per `decision`
     event of the seat.
@@ -45,7 +49,9 @@ def seat_decisions(
         decisions = len(rounds)
     else:
         decisions = sum(1 for e in events if e.kind == DECISION_EVENT and e.player == seat)
-    return decisions, len(invalid_rounds(rounds, events, seat))
+    if invalid is None:
+        invalid = invalid_rounds(rounds, events, seat)
+    return decisions, len(invalid)
 
 
 def _not_valid(data: object) -> bool:

@@ -40,8 +40,9 @@ All randomness goes through `numpy.random.default_rng(seed)`, so results are rep
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -138,14 +139,7 @@ def paired_difference(
         if n >= 2:
             ci = (mean_diff, mean_diff)
     elif n >= 2:
-        rng = np.random.default_rng(seed)
-        rows = max(1, _BLOCK // n)
-        means = np.concatenate(
-            [
-                diffs[rng.integers(0, n, size=(min(rows, n_boot - start), n))].mean(axis=1)
-                for start in range(0, n_boot, rows)
-            ]
-        )
+        means = np.concatenate([diffs[picks].mean(axis=1) for picks in _resamples(n, n_boot, seed)])
         ci = _percentiles(means, level)
     return PairedDifference(
         n=n,
@@ -156,6 +150,25 @@ def paired_difference(
         ci_high=ci[1],
         level=level,
     )
+
+
+def _resamples(n: int, n_boot: int, seed: int) -> Iterator[npt.NDArray[np.int64]]:
+    """The bootstrap's index blocks (each `(rows, n)`): drawn once per size and seed, since every
+    cell of a table with the same number of runs and the same seed draws the very same indices."""
+    if n * n_boot <= _BLOCK:
+        yield _cached_resamples(n, n_boot, seed)
+        return
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK // n)
+    for start in range(0, n_boot, rows):
+        yield rng.integers(0, n, size=(min(rows, n_boot - start), n))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_resamples(n: int, n_boot: int, seed: int) -> npt.NDArray[np.int64]:
+    picks = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    picks.flags.writeable = False
+    return picks
 
 
 # -- canonical-strategy persistence -------------------------------------------------------------

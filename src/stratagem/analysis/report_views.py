@@ -23,6 +23,8 @@ class CellView:
     css: str = ""
     links: tuple[tuple[str, str], ...] = ()
     """(text, anchor in this page) links shown instead of `text`, e.g. to transcripts."""
+    style: str = ""
+    """Inline CSS made by the report itself (a heat map's colours), never from data."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class TableView:
     legend: str = ""
     """What the column abbreviations mean."""
     folded: bool = False
+    css: str = ""
+    """The table's class, e.g. "heat" for a heat map drawn as a table."""
     kind: str = field(default="table", init=False)
 
 
@@ -200,6 +204,7 @@ def make_table(
     legend: str = "",
     decimals: int = 2,
     fold: bool | None = None,
+    css: str = "",
 ) -> TableView:
     """A table view; columns whose values are all numbers are right-aligned, floats get
     `decimals` decimals, missing values show as a dash."""
@@ -223,6 +228,7 @@ def make_table(
         tag=tag,
         legend=legend,
         folded=len(body) > LONG_TABLE if fold is None else fold,
+        css=css,
     )
 
 

@@ -9,9 +9,16 @@ from pathlib import Path
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.episode_io import import_episodes
 from stratagem.experiments.runner import STORE_FILE, Runner
-from stratagem.experiments.store import ResultStore
+from stratagem.experiments.store import (
+    EpisodeBundle,
+    EpisodeRecord,
+    ExperimentRecord,
+    ResultStore,
+    RoundRecord,
+)
 from stratagem.studies import build_report
 from stratagem.studies.counterfactual import tables as ct
+from stratagem.studies.counterfactual.section import MAX_MODEL_PLOTS
 
 
 def test_the_report_has_the_study_tables_and_the_paired_analysis(tmp_path: Path) -> None:
@@ -66,3 +73,34 @@ def test_imported_logs_of_another_tool_get_the_same_tables(tmp_path: Path) -> No
     assert cell.persistence.score == 0.0  # always b in pd, always a in sh
     html = build_report(tmp_path, "logs").read_text(encoding="utf-8")
     assert "Counterfactual strategic reasoning" in html
+
+
+def test_many_models_share_heat_maps_drawn_as_tables(tmp_path: Path) -> None:
+    """More models than MAX_MODEL_PLOTS: one heat map per family or game, as a coloured table."""
+    experiment = ExperimentRecord("many", "many models", {}, "")
+    with ResultStore(tmp_path / STORE_FILE) as store:
+        for m in range(MAX_MODEL_PLOTS + 1):
+            for game, move in (("pd/pd", "defection"), ("pd/pd-alt", "cooperation"),
+                               ("rps/eq1", "rock"), ("rps/eq1-alt", "paper")):  # fmt: skip
+                for run in range(2):
+                    eid = f"{game}-{m}-{run}".replace("/", "_")
+                    rounds = tuple(
+                        RoundRecord(eid, t, (move, move), None, True, (100, None))
+                        for t in range(1, 4)
+                    )
+                    record = EpisodeRecord(
+                        id=eid, experiment_id="many", game=game,
+                        players=({"name": "zs", "kind": "llm", "model": f"m{m}"}, {"name": "srep"}),
+                        seed=run, status="finished", spec={"iteration": run, "model": f"m{m}"},
+                        source="import:seed-003",
+                    )  # fmt: skip
+                    store.put_episode(EpisodeBundle(record, rounds), experiment=experiment)
+    html = build_report(tmp_path, "many").read_text(encoding="utf-8")
+    section = html[html.index('id="counterfactual"') :]
+    assert "<img" not in section
+    # Paired differences and persistence per family, action shares of each RPS game.
+    assert section.count('<table class="heat">') == 2 + 2 + 2
+    assert "Canonical-strategy persistence, pd family" in section
+    assert "Action distribution vs equilibrium: eq1-alt" in section
+    persistence = section[section.index("Canonical-strategy persistence, pd family") :]
+    assert 'style="background:#440154;color:#fff">0.00</td>' in persistence  # always flipped

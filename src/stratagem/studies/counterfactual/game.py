@@ -104,34 +104,34 @@ class CounterfactualGame:
         payoffs: list[tuple[float, float]] = []
         valid: list[bool] = []
         tokens: list[int | None] = []
+        # A game has a handful of distinct action profiles: each is checked and indexed once.
+        seen: dict[tuple[object, ...], tuple[int | None, int | None]] = {}
         for r in sorted(rounds, key=lambda r: r.round):
-            at = f"{where} round {r.round}"
             if r.episode_id != episode.id:
-                raise StratagemError(f"{at}: the round belongs to episode '{r.episode_id}'")
-            if len(r.actions) != 2:
-                raise StratagemError(f"{at}: expected 2 actions, got {len(r.actions)}")
-            move: list[int | None] = []
-            for p, action in enumerate(r.actions):
-                if action is None:
-                    move.append(None)
-                elif isinstance(action, str) and action in index[p]:
-                    move.append(index[p][action])
-                else:
-                    raise StratagemError(
-                        f"{at}: {action!r} is not an action of player {p} ({', '.join(labels[p])})"
-                    )
+                raise StratagemError(
+                    f"{where} round {r.round}: the round belongs to episode '{r.episode_id}'"
+                )
+            actions = tuple(r.actions)
+            try:
+                move = seen.get(actions)
+            except TypeError:  # a structured action (a dict) is no label anyway
+                move = None
+            if move is None:
+                move = seen[actions] = _indices(actions, labels, index, f"{where} round {r.round}")
             a, b = move
             ok = bool(r.valid) and a is not None and b is not None
             if not ok:
                 pay = (0.0, 0.0)  # seed-003 §3.2 step 4: an invalid round scores (0, 0)
             elif r.payoffs is not None:
                 if len(r.payoffs) != 2:
-                    raise StratagemError(f"{at}: expected 2 payoffs, got {len(r.payoffs)}")
+                    raise StratagemError(
+                        f"{where} round {r.round}: expected 2 payoffs, got {len(r.payoffs)}"
+                    )
                 pay = (float(r.payoffs[0]), float(r.payoffs[1]))
             else:
                 assert a is not None and b is not None  # ok implies both moves
                 pay = table[a][b]
-            moves.append((a, b))
+            moves.append(move)
             payoffs.append(pay)
             valid.append(ok)
             tokens.append(r.tokens[0] if r.tokens else None)
@@ -143,6 +143,28 @@ class CounterfactualGame:
             valid=tuple(valid),
             tokens=tuple(tokens),
         )
+
+
+def _indices(
+    actions: tuple[object, ...],
+    labels: Sequence[Sequence[str]],
+    index: Sequence[dict[str, int]],
+    at: str,
+) -> tuple[int | None, int | None]:
+    """A round's two moves as action indices (None: no move), or why they are not."""
+    if len(actions) != 2:
+        raise StratagemError(f"{at}: expected 2 actions, got {len(actions)}")
+    move: list[int | None] = []
+    for p, action in enumerate(actions):
+        if action is None:
+            move.append(None)
+        elif isinstance(action, str) and action in index[p]:
+            move.append(index[p][action])
+        else:
+            raise StratagemError(
+                f"{at}: {action!r} is not an action of player {p} ({', '.join(labels[p])})"
+            )
+    return move[0], move[1]
 
 
 def _episode_game(

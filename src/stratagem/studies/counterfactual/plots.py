@@ -1,11 +1,10 @@
-"""Plots of seed-003's counterfactual analysis: paired differences, persistence, and RPS play
-against the equilibrium. matplotlib's object API only (see `plots`), PNG bytes out."""
+"""Plots of seed-003's counterfactual analysis for a few models: paired differences, and RPS play
+against the equilibrium. matplotlib's object API only (see `plots`), PNG bytes out. Heat maps are
+coloured tables (`counterfactual.heat`)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from statistics import fmean
 
 from matplotlib.figure import Figure
 
@@ -49,108 +48,6 @@ def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(title="variant", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
-
-
-MAX_ANNOTATED = 60
-"""Heat maps with more cells than this show colours only: every annotation is a text to lay out,
-the bulk of a large map's drawing time (the tables hold the numbers)."""
-
-
-def row_label(model: str, prompt: str, models: int) -> str:
-    """A heat map row: the prompt, prefixed by the model when several models share the map."""
-    return prompt if models <= 1 else f"{model} · {prompt}"
-
-
-def _heatmap(
-    grid: Sequence[Sequence[float]],
-    rows: Sequence[str],
-    columns: Sequence[str],
-    title: str,
-    label: str,
-    *,
-    vmin: float,
-    vmax: float,
-    cmap: str,
-    decimals: int = 2,
-) -> Figure:
-    """One annotated heat map: drawing one image is far cheaper than a panel per model, so it
-    scales to seed-003's dozens of model and prompt rows."""
-    figure = new_figure(2.4 + 1.1 * len(columns), 1.1 + 0.3 * len(rows))
-    ax = figure.add_subplot()
-    image = ax.imshow(grid, vmin=vmin, vmax=vmax, cmap=cmap, aspect="auto")
-    if len(rows) * len(columns) <= MAX_ANNOTATED:
-        middle = (vmin + vmax) / 2
-        for i, row in enumerate(grid):
-            for j, value in enumerate(row):
-                if value == value:  # not NaN
-                    dark = (
-                        value < middle
-                        if cmap == "viridis"
-                        else abs(value - middle) > 0.6 * (vmax - middle)
-                    )
-                    ax.text(j, i, f"{value:.{decimals}f}", ha="center", va="center",
-                            color="white" if dark else "black", fontsize=8)  # fmt: skip
-    ax.set_xticks(range(len(columns)), columns)
-    ax.set_yticks(range(len(rows)), rows, fontsize=8 if len(rows) > 12 else None)
-    ax.set_title(title)
-    figure.colorbar(image, ax=ax, label=label)
-    return figure
-
-
-def persistence_figure(cells: Sequence[PairedCell], title: str) -> Figure:
-    """(Model ×) prompt × variant heat map of canonical-strategy persistence, averaged over
-    opponents."""
-    scores: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    for c in cells:
-        if c.persistence.score is not None:
-            scores[(c.model, c.prompt, c.variant_game)].append(c.persistence.score)
-    if not scores:
-        raise StratagemError("nothing to plot: no persistence score")
-    keys = list(dict.fromkeys((m, p) for m, p, _ in scores))
-    variants = list(dict.fromkeys(v for _, _, v in scores))
-    grid = [[fmean(scores[(m, p, v)]) if (m, p, v) in scores else float("nan") for v in variants]
-            for m, p in keys]  # fmt: skip
-    models = len({m for m, _ in keys})
-    rows = [row_label(m, p, models) for m, p in keys]
-    return _heatmap(grid, rows, variants, title, "persistence (1 = unchanged)", vmin=0.0,
-                    vmax=1.0, cmap="viridis")  # fmt: skip
-
-
-def paired_points_heatmap(cells: Sequence[PairedCell], title: str) -> Figure:
-    """(Model ×) prompt × variant heat map of the mean paired difference in total points,
-    averaged over opponents: the many-model counterpart of `paired_points_figure`."""
-    diffs: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    for c in cells:
-        if c.points is not None:
-            diffs[(c.model, c.prompt, c.variant_game)].append(c.points.mean_diff)
-    if not diffs:
-        raise StratagemError("nothing to plot: no default and variant games were paired")
-    keys = list(dict.fromkeys((m, p) for m, p, _ in diffs))
-    variants = list(dict.fromkeys(v for _, _, v in diffs))
-    grid = [[fmean(diffs[(m, p, v)]) if (m, p, v) in diffs else float("nan") for v in variants]
-            for m, p in keys]  # fmt: skip
-    bound = max((abs(x) for row in grid for x in row if x == x), default=1.0) or 1.0
-    models = len({m for m, _ in keys})
-    rows = [row_label(m, p, models) for m, p in keys]
-    return _heatmap(grid, rows, variants, title, "variant − default total points", vmin=-bound,
-                    vmax=bound, cmap="RdBu", decimals=1)  # fmt: skip
-
-
-def action_heatmap(
-    shares: Mapping[str, Sequence[float]],
-    labels: Sequence[str],
-    equilibria: Sequence[Sequence[float]],
-    title: str,
-) -> Figure:
-    """Each row's action shares next to the stage game's equilibria (top rows): the many-model
-    counterpart of `action_distribution_figure`."""
-    if not shares:
-        raise StratagemError("nothing to plot: no valid move")
-    rows = [f"equilibrium {k + 1}" if len(equilibria) > 1 else "equilibrium"
-            for k in range(len(equilibria))] + list(shares)  # fmt: skip
-    grid = [list(sigma) for sigma in equilibria] + [list(v) for v in shares.values()]
-    return _heatmap(grid, rows, labels, title, "share of player 0's valid moves", vmin=0.0,
-                    vmax=1.0, cmap="viridis")  # fmt: skip
 
 
 def action_distribution_figure(

@@ -21,13 +21,13 @@ from stratagem.analysis.report_views import (
     Note,
     Paragraph,
     PlotGrid,
-    PlotView,
     Section,
     TableView,
     make_table,
     plot_view,
 )
 from stratagem.games.catalog import GAMES
+from stratagem.studies.counterfactual import heat
 from stratagem.studies.counterfactual import plots as cplots
 from stratagem.studies.counterfactual import tables as ct
 from stratagem.studies.counterfactual.metrics import equilibria
@@ -35,8 +35,8 @@ from stratagem.studies.counterfactual.metrics import equilibria
 SECTION_ID = "counterfactual"
 
 MAX_MODEL_PLOTS = 3
-"""Up to this many models get a plot each; more share one heat map per family or game (one image
-draws far faster than dozens, and a report of seed-003's released games stays readable)."""
+"""Up to this many models get a plot each; more share one heat map per family or game, drawn as
+a coloured table (dozens of images would be slow to draw and hard to read)."""
 DPI = 100
 """Plot resolution: enough for these simple charts, and each PNG is smaller and faster."""
 
@@ -234,22 +234,20 @@ def _paired_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str
             rows,
         )
     )
-    plots = _paired_plots(cells, default)
-    if plots:
-        blocks.append(PlotGrid(tuple(plots)))
-    return blocks
+    return blocks + _paired_views(cells, default)
 
 
 def _png(figure: Figure) -> bytes:
     return figure_png(figure, dpi=DPI)
 
 
-def _paired_plots(cells: Sequence[ct.PairedCell], default: str) -> list[PlotView]:
+def _paired_views(cells: Sequence[ct.PairedCell], default: str) -> list[Block]:
     """A paired-difference plot per model when there are few models, one heat map of the family
-    otherwise; one persistence heat map of the family either way."""
-    plots = []
+    otherwise; one persistence heat map of the family either way (heat maps as tables)."""
+    blocks: list[Block] = []
     models = list(dict.fromkeys(c.model for c in cells))
     if len(models) <= MAX_MODEL_PLOTS:
+        plots = []
         for model in models:
             mine = [c for c in cells if c.model == model]
             if any(c.points is not None for c in mine):
@@ -261,32 +259,32 @@ def _paired_plots(cells: Sequence[ct.PairedCell], default: str) -> list[PlotView
                         "crossing 0 is no clear effect.",
                     )
                 )
-    elif any(c.points is not None for c in cells):
-        plots.append(
-            plot_view(
-                _png(cplots.paired_points_heatmap(cells, f"{default} family: Δ points")),
-                f"Paired differences, {default} family",
-                "Each variant minus the default game in total points, per model and prompt, "
-                "averaged over opponents (the table above has every cell and its interval).",
-            )
+        if plots:
+            blocks.append(PlotGrid(tuple(plots)))
+    else:
+        points = heat.paired_points_heat(
+            cells,
+            f"Paired differences, {default} family",
+            "Each variant minus the default game in total points, per model and prompt, "
+            "averaged over opponents (the table above has every cell and its interval).",
         )
-    if any(c.persistence.score is not None for c in cells):
-        title = (
-            f"{models[0]}: persistence" if len(models) == 1 else f"{default} family: persistence"
-        )
-        plots.append(
-            plot_view(
-                _png(cplots.persistence_figure(cells, title)),
-                f"Canonical-strategy persistence, {models[0] if len(models) == 1 else default}",
-                "Per prompt (and model) and variant, averaged over opponents: 1 = the default "
-                "game's behaviour unchanged.",
-            )
-        )
-    return plots
+        if points is not None:
+            blocks.append(points)
+    who = models[0] if len(models) == 1 else f"{default} family"
+    persistence = heat.persistence_heat(
+        cells,
+        f"Canonical-strategy persistence, {who}",
+        "Per prompt (and model) and variant, averaged over opponents: 1 = the default game's "
+        "behaviour unchanged.",
+    )
+    if persistence is not None:
+        blocks.append(persistence)
+    return blocks
 
 
 def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Block]:
     plots = []
+    tables: list[Block] = []
     for game in family:
         sample = next((g for g in games if g.game == game), None)
         if sample is None:
@@ -295,15 +293,16 @@ def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Blo
         labels, sigma = sample.data.labels, equilibria(sample.data)
         models = list(dict.fromkeys(m for m, _ in shares))
         if len(models) > MAX_MODEL_PLOTS:
-            rows = {cplots.row_label(m, p, len(models)): s for (m, p), s in shares.items()}
-            plots.append(
-                plot_view(
-                    _png(cplots.action_heatmap(rows, labels, sigma, game)),
+            rows = {heat.row_label(m, p, len(models)): s for (m, p), s in shares.items()}
+            tables.append(
+                heat.action_heat(
+                    rows, labels, sigma,
                     f"Action distribution vs equilibrium: {game}",
                     "Player 0's share of each action per model and prompt (all opponents and "
                     "runs), under the stage game's Nash equilibria (top rows).",
+                    "model · prompt",
                 )
-            )
+            )  # fmt: skip
             continue
         for model in models:
             mine = {p: s for (m, p), s in shares.items() if m == model}
@@ -317,6 +316,9 @@ def _action_blocks(games: Sequence[ct.StudyGame], family: list[str]) -> list[Blo
                     "the stage game's Nash equilibrium (black).",
                 )
             )
-    if not plots:
+    if not plots and not tables:
         return []
-    return [Heading("Action distribution against the equilibrium"), PlotGrid(tuple(plots))]
+    blocks: list[Block] = [Heading("Action distribution against the equilibrium"), *tables]
+    if plots:
+        blocks.append(PlotGrid(tuple(plots)))
+    return blocks

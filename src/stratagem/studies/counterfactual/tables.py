@@ -14,6 +14,7 @@ stratagem and imported ones alike (docs/episode-format.md): the row is the agent
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -415,7 +416,17 @@ class PairedCell:
     points: paired.PairedDifference | None
     """Variant minus default total points over the runs both have; None without a pair."""
     persistence: paired.Persistence
-    persistence_ci: tuple[float | None, float | None]
+    counts: tuple[paired.FloatArray, paired.FloatArray] = field(repr=False, compare=False)
+    """Default and variant context counts, kept for the interval (computed when asked)."""
+    n_boot: int = 1000
+    seed: int = 0
+
+    @functools.cached_property
+    def persistence_ci(self) -> tuple[float | None, float | None]:
+        """Bootstrap interval of the persistence score; computed on demand, since the report
+        shows only the score (1,500 cells of seed-003's games would spend a second on it)."""
+        d, v = self.counts
+        return paired.interval_of_counts(d, v, n_boot=self.n_boot, seed=self.seed)
 
 
 def paired_cells(
@@ -457,7 +468,7 @@ def paired_cells(
                 PairedCell(
                     model, prompt, opponent, game, next(iter(other.values())).variant, points,
                     paired.persistence_of_counts(d_counts, v_counts),
-                    paired.interval_of_counts(d_counts, v_counts, n_boot=n_boot, seed=seed),
+                    (d_counts, v_counts), n_boot, seed,
                 )
             )  # fmt: skip
     return out
