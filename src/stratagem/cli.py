@@ -208,8 +208,22 @@ def run(
     file: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     executor: Annotated[str, typer.Option(help="Where episodes run: local.")] = "local",
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan (episodes, calls, cost) and stop.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Start without asking, whatever the plan.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Add to an experiment stored with other settings."),
+    ] = False,
 ) -> None:
-    """Run (or continue) an experiment: finished episodes are skipped, interrupted ones replayed."""
+    """Run (or continue) an experiment: finished episodes are skipped, interrupted ones replayed.
+
+    Exit status: 0 every episode finished; 1 some failed; 2 bad input; 3 stopped early (budget,
+    permanent model error); 130 interrupted (Ctrl-C).
+    """
     import asyncio
 
     from stratagem.experiments.config import load_config
@@ -217,23 +231,51 @@ def run(
 
     config = load_config(file)
     try:
-        runner = Runner(config, executor=executor, console=err, show_progress=progress)
+        runner = Runner(config, executor=executor, console=err, show_progress=progress, force=force)
+        plan = runner.plan()
     except StratagemError as exc:
         raise StratagemError(f"{file}: {exc}") from None
-    summary = asyncio.run(runner.run())
-    out.print(
+    _say(out, f"plan: {plan.text()}")
+    if dry_run:
+        return
+    reason = plan.above(config.confirm)
+    if reason is not None and not yes:
+        if not sys.stdin.isatty():
+            raise StratagemError(
+                f"{file}: this run needs a confirmation ({reason}) and there is no terminal to "
+                "ask; pass --yes to start it"
+            )
+        if not typer.confirm(f"this run is above its confirmation bounds ({reason}); start it?"):
+            _say(err, "not started")
+            raise typer.Exit(1)
+    try:
+        summary = asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        done = runner.summary.skipped + runner.summary.finished
+        _say(err, f"interrupted: {done} of {runner.summary.episodes} episodes finished; "
+                  "re-run the same command to continue")  # fmt: skip
+        raise typer.Exit(130) from None
+    _say(
+        out,
         f"experiment {summary.experiment}: {summary.episodes} episodes, "
         f"{summary.skipped} already finished, {summary.finished} played, {summary.failed} failed; "
-        f"{summary.calls} model calls ({summary.cached_calls} from cache), "
-        f"{summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s"
+        f"{summary.calls} model calls ({summary.cached_calls} cached, {summary.failed_calls} "
+        f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s",
     )
-    for error in summary.errors[:5]:
-        err.print(f"failed: {error}", highlight=False, soft_wrap=True)
     with ResultStore(Path(config.output) / STORE_FILE) as db:
         _print_cells(db, summary.experiment)
     if summary.stopped:
-        err.print(f"[bold red]stopped:[/] {summary.stopped}", highlight=False, soft_wrap=True)
+        _say(err, f"stopped: {summary.stopped}")
         raise typer.Exit(3)
+    if summary.failed:
+        why = "; ".join(summary.reasons())
+        _say(err, f"failed: {summary.failed} of {summary.episodes} episodes ({why})")
+        raise typer.Exit(1)
+
+
+def _say(console: Console, text: str) -> None:
+    """User, model and server text, printed as written (no markup, no highlighting)."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

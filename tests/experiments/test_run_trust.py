@@ -72,7 +72,8 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(
             run(path)
         # Another process is refused the same way, in one line, exit 2.
         done = subprocess.run(
-            [str(Path(sys.executable).with_name("stratagem")), "run", str(path), "--no-progress"],
+            [str(Path(sys.executable).with_name("stratagem")), "run", str(path), "--no-progress",
+             "--yes"],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert done.returncode == 2

@@ -46,7 +46,7 @@ def test_embedded_model_plays_valid_rounds_and_replays_for_free(
 
     code, out = cli(capsys, "run", str(file), "--no-progress")
     assert code == 0, out
-    assert f"1 played, 0 failed; {ROUNDS} model calls (0 from cache)" in out
+    assert f"1 played, 0 failed; {ROUNDS} model calls (0 cached, 0 failed)" in out
     with ResultStore(db) as store:
         rounds = store.rounds(spec.id)
         assert [r.round for r in rounds] == list(range(1, ROUNDS + 1))
@@ -78,7 +78,7 @@ def test_embedded_model_plays_valid_rounds_and_replays_for_free(
     for path in db.parent.glob(f"{STORE_FILE}*"):
         path.unlink()
     code, out = cli(capsys, "run", str(file), "--no-progress")
-    assert code == 0 and f"{ROUNDS} model calls ({ROUNDS} from cache)" in out
+    assert code == 0 and f"{ROUNDS} model calls ({ROUNDS} cached, 0 failed)" in out
     with ResultStore(db) as store:
         assert [(r.actions, r.payoffs) for r in store.rounds(spec.id)] == played_rounds
         assert all(c.cached and c.cost_usd == 0 for c in store.llm_calls())

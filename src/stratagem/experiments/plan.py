@@ -60,11 +60,11 @@ class Plan:
         )
 
     def above(self, confirm: ConfirmConfig) -> str | None:
-        """Why this run needs a confirmation, or None."""
+        """Why this run needs a confirmation, or None. An unknown cost (a model without a listed
+        price, such as a self-hosted server) asks nothing: the plan says it is unknown, and a
+        `budget` bounds what the run may spend."""
         if self.episodes > confirm.episodes:
             return f"more than {confirm.episodes:,} episodes (confirm.episodes)"
-        if self.usd is None and self.calls:
-            return "its cost is unknown"
         if self.usd is not None and self.usd > confirm.usd:
             return f"more than ${confirm.usd:,.2f} (confirm.usd)"
         return None

@@ -101,6 +101,8 @@ class Runner:
             )
         self.human = human
         self.force = force
+        self.summary = RunSummary(experiment_id(config), self.size)
+        """What the current (or last) run did so far; read it after an interruption."""
         self.executor = get_executor(executor)
         self.console = console or Console(stderr=True)
         self.show_progress = show_progress
