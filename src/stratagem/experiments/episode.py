@@ -47,7 +47,8 @@ async def play_episode(
         actions: dict[int, Action | None] = {p: d.action for p, d in decisions.items()}
         state, events = state.forfeit(actions)
         t = observations[acting[0]].moment()
-        _record_step(store, episode_id, t, decisions, events)
+        with store.transaction():  # a step is stored whole, in one commit
+            _record_step(store, episode_id, t, decisions, events)
         for p, agent in enumerate(agents):
             await agent.observe(state.observation(p), [e for e in events if e.visible(p)])
         for p, agent in enumerate(agents):

@@ -99,6 +99,13 @@ class StoreConnection:
         return int(row[0])
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several writes into one transaction (one commit, one fsync): all of them are
+        stored, or none. The episode loop records each step this way."""
+        with self._tx():
+            yield
+
+    @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One transaction: all its writes happen, or none. Nested use becomes a savepoint."""
         with self._lock:
