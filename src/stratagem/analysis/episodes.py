@@ -205,7 +205,8 @@ def _rounds(
                 actions=decode(actions) or (),
                 payoffs=decode(payoffs),
                 valid=bool(valid),
-                tokens=decode(tokens),
+                # Token counts differ from round to round: decoded, never kept in the cache.
+                tokens=_tuple(tokens),
             )
         )
     return found
@@ -239,6 +240,13 @@ def _events(
             )
         )
     return found
+
+
+def _tuple(text: str | None) -> tuple[Any, ...] | None:
+    if text is None:
+        return None
+    loaded = json.loads(text)
+    return None if loaded is None else tuple(loaded)
 
 
 class _Decoder:

@@ -94,12 +94,7 @@ class CounterfactualGame:
         the round invalid. Missing round payoffs are read off the table; missing tokens are None.
         """
         where = f"episode '{episode.id}'"
-        labels, tensor = _episode_game(episode)
-        index = [{label: i for i, label in enumerate(ls)} for ls in labels]
-        table = tuple(
-            tuple((float(tensor[i][j][0]), float(tensor[i][j][1])) for j in range(len(labels[1])))
-            for i in range(len(labels[0]))
-        )
+        labels, table, index = _episode_game(episode)
         moves: list[tuple[int | None, int | None]] = []
         payoffs: list[tuple[float, float]] = []
         valid: list[bool] = []
@@ -127,7 +122,12 @@ class CounterfactualGame:
                     raise StratagemError(
                         f"{where} round {r.round}: expected 2 payoffs, got {len(r.payoffs)}"
                     )
-                pay = (float(r.payoffs[0]), float(r.payoffs[1]))
+                u0, u1 = r.payoffs
+                # The stored pair itself when it holds floats (shared by every round that
+                # scored the same): 200,000 rounds need no 200,000 new pairs.
+                pay = (
+                    r.payoffs if type(u0) is float and type(u1) is float else (float(u0), float(u1))
+                )
             else:
                 assert a is not None and b is not None  # ok implies both moves
                 pay = table[a][b]
@@ -167,17 +167,36 @@ def _indices(
     return move[0], move[1]
 
 
+Table = tuple[tuple[tuple[float, float], ...], ...]
+
+_TABLES: dict[int, tuple[NormalFormGame, Table, tuple[dict[str, int], ...]]] = {}
+"""Per stage game (by identity, the game kept alive with it): its table of pairs and label
+indices, built once for the thousands of episodes of the same game."""
+
+
 def _episode_game(
     episode: EpisodeRecord,
-) -> tuple[tuple[tuple[str, ...], ...], list[list[list[float]]]]:
-    """Labels and payoff tensor of an episode's stage game, resolved by `analysis.games`."""
+) -> tuple[tuple[tuple[str, ...], ...], Table, tuple[dict[str, int], ...]]:
+    """Labels, payoff table and label indices of an episode's stage game, resolved by
+    `analysis.games`."""
     where = f"episode '{episode.id}'"
     stage = resolve_game(episode)
     if stage.n_players != 2:
         raise StratagemError(
             f"{where}: seed-003 metrics need a 2-player game, not {stage.n_players}"
         )
-    return stage.labels, stage.table
+    known = _TABLES.get(id(stage))
+    if known is None or known[0] is not stage:
+        labels, tensor = stage.labels, stage.table
+        table = tuple(
+            tuple((float(tensor[i][j][0]), float(tensor[i][j][1])) for j in range(len(labels[1])))
+            for i in range(len(labels[0]))
+        )
+        index = tuple({label: i for i, label in enumerate(ls)} for ls in labels)
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        known = _TABLES[id(stage)] = (stage, table, index)
+    return stage.labels, known[1], known[2]
 
 
 @functools.lru_cache(maxsize=64)
