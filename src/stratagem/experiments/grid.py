@@ -8,6 +8,7 @@ resume without playing (or paying for) anything again.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -104,8 +105,9 @@ class EpisodeSpec:
         game, with this episode's round count when the game takes one."""
         return build_game(self.game, self.variant, self.rounds)
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
+        """The hash of `key()`, computed once (the runner asks for it at every write)."""
         return stable_id(self.key())
 
     def players(self) -> list[dict[str, Any]]:
