@@ -96,6 +96,7 @@ def test_games_without_a_table_get_transcripts_per_line_up(tmp_path: Path, model
         "ultimatum: scripted:10 (scripted) against plain:scripted/report-talk",
     ]
     assert html.count('<details class="transcript"') == 2
+    assert "<h4>Step 1</h4>" in html and "<h4>Round 1</h4>" not in html  # offer, then answer
 
 
 def test_status_cells_describe_line_ups(tmp_path: Path, model: None) -> None:

@@ -118,7 +118,7 @@ def transcripts_section(data: ReportData, sample: Sample) -> Section | None:
     return section
 
 
-def _view(anchor: str, transcript: Transcript) -> TranscriptView:
+def _view(anchor: str, transcript: Transcript, word: str) -> TranscriptView:
     ep = transcript.episode
     rounds = []
     for part in transcript.sections[:MAX_ROUNDS]:
@@ -132,13 +132,13 @@ def _view(anchor: str, transcript: Transcript) -> TranscriptView:
             )
             for line in part.lines
         )
-        title = "Before the game" if part.round is None else f"Round {part.round}"
+        title = "Before the game" if part.round is None else f"{word} {part.round}"
         rounds.append(TranscriptRound(title, lines))
     left = len(transcript.sections) - MAX_ROUNDS
     payoffs = "unfinished" if ep.payoffs is None else ", ".join(f"{x:g}" for x in ep.payoffs)
     outcome = f"Payoffs: {payoffs}."
     if left > 0:
-        outcome = f"{plural(left, 'more round')} not shown. " + outcome
+        outcome = f"{plural(left, 'more ' + word.lower())} not shown. " + outcome
     if ep.error:
         outcome += f" Error: {ep.error}"
     return TranscriptView(
