@@ -112,7 +112,11 @@ def transcripts_section(data: ReportData, sample: Sample) -> Section | None:
         ),
     ]
     for key, chosen in sample.groups:
-        views = tuple(_view(anchor, build_transcript(data.store, e.record)) for anchor, e in chosen)
+        # A game without rounds numbers its steps (an offer, then its answer).
+        word = "Step" if key[4] == NO_ROUNDS else "Round"
+        views = tuple(
+            _view(anchor, build_transcript(data.store, e.record), word) for anchor, e in chosen
+        )
         blocks.append(TranscriptGroup(setting_title(key), views))
     section.blocks.extend(blocks)
     return section
