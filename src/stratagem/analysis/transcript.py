@@ -217,7 +217,12 @@ def _event_line(event: EventRecord) -> Line:
     if event.kind == "invalid":
         text = f"invalid: {data.get('error')}; played {_value(data.get('played'))}"
         return Line("invalid", event.player, text, seen_by=seen)
-    fields = ", ".join(f"{k}: {_value(v)}" for k, v in data.items() if k != "round")
+    # A field named like its event ("messages" of a "messages" event) is not named twice.
+    fields = ", ".join(
+        _value(v) if k == event.kind else f"{k}: {_value(v)}"
+        for k, v in data.items()
+        if k != "round"
+    )
     return Line("event", event.player, f"{event.kind}: {fields}", seen_by=seen)
 
 
