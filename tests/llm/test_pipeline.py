@@ -12,7 +12,13 @@ import pytest
 
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
-from stratagem.llm.errors import BudgetExceeded, CallFailed, PermanentError, TransientError
+from stratagem.llm.errors import (
+    BudgetExceeded,
+    CallFailed,
+    ModelRefused,
+    PermanentError,
+    TransientError,
+)
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
 from stratagem.llm.pricing import Prices
 from stratagem.llm.providers.scripted import ScriptedProvider
@@ -285,10 +291,63 @@ def test_one_failed_sample_does_not_lose_the_others(clock: Any) -> None:
             raise PermanentError("sample 1 refused")
         return f"s{s}"
 
-    c = client(ScriptedProvider(MODEL, reply), clock, cache=cache)
+    class InFlight(ScriptedProvider):
+        """All samples are sent before any answer comes back, as over a network."""
+
+        async def complete(self, request: Request, sample: int) -> Response:
+            await asyncio.sleep(0)
+            return await super().complete(request, sample)
+
+    c = client(InFlight(MODEL, reply), clock, cache=cache)
     with pytest.raises(PermanentError):
         asyncio.run(c.generate(req(n=3)))
     assert len(cache) == 2
+
+
+def test_a_permanent_error_stops_every_later_call_to_the_model(clock: Any) -> None:
+    """Issue 11 item 3: a bad key is sent once, not once per episode; the same error comes back."""
+
+    def reply(r: Request, s: int) -> str:
+        raise PermanentError(f"{MODEL}: HTTP 401 unauthorised: bad key (check PAID_KEY)")
+
+    provider = ScriptedProvider(MODEL, reply)
+    records: list[tuple[str | None, Response | None]] = []
+    c = client(provider, clock, recorder=lambda m, ctx, rq, rs, err, n: records.append((err, rs)))
+
+    async def main() -> list[BaseException]:
+        first = await asyncio.gather(c.generate(req("a")), return_exceptions=True)
+        later = await asyncio.gather(
+            *(c.generate(req(f"q{i}")) for i in range(19)), return_exceptions=True
+        )
+        return [*first, *later]  # type: ignore[list-item]
+
+    errors = asyncio.run(main())
+    assert len(provider.calls) == 1 and c.stats.provider_calls == 1
+    assert all(isinstance(e, ModelRefused) and e.model == MODEL for e in errors)
+    assert {str(e) for e in errors} == {f"{MODEL}: HTTP 401 unauthorised: bad key (check PAID_KEY)"}
+    assert c.refused is not None
+    # The one request sent is on record; the refused ones sent nothing, so nothing is recorded.
+    assert len(records) == 1 and records[0][0] and "HTTP 401" in records[0][0]
+
+
+def test_cached_answers_still_replay_after_a_refusal(clock: Any) -> None:
+    cache = ResponseCache()
+    answers = iter(["fine"])
+
+    def reply(r: Request, s: int) -> str:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise PermanentError(f"{MODEL}: HTTP 403 forbidden") from None
+
+    c = client(ScriptedProvider(MODEL, reply), clock, cache=cache)
+    asyncio.run(c.generate(req("a")))
+    with pytest.raises(ModelRefused):
+        asyncio.run(c.generate(req("b")))
+    assert asyncio.run(c.generate(req("a")))[0].cached  # free, sends nothing
+    with pytest.raises(ModelRefused, match="HTTP 403"):
+        asyncio.run(c.generate(req("c")))
+    assert c.stats.provider_calls == 2
 
 
 SECRET = "sk-proj-THISISASECRETKEY0123456789"

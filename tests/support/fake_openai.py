@@ -8,14 +8,20 @@ completions, so a test can assert exactly how many attempts a client made:
 - `"slow"`: a valid completion sent only after `slow_s` seconds (beyond the client's timeout);
 - `"malformed"`: status 200, `Content-Type: application/json`, a body that is not JSON;
 - `"ok"`: a valid completion;
-- `"400"`, `"404"`: bad request, not found (not worth retrying);
+- `"400"`, `"403"`, `"404"`: bad request, forbidden, not found (not worth retrying);
 - `"401"`: unauthorised, echoing the bearer token in the message as real APIs partly do, so a
   test can check that the key never reaches an error message.
 
 After the pattern is used up it answers `"ok"`, or starts over when `repeat=True`. The valid reply
 is `{"choice": <first enum value>}` when the request asks for a JSON schema with a `choice` enum
 (what `OpenAIProvider` sends for `request.choices`), else `reply`. The server runs in a thread, so
-it is independent of the test's event loop.
+it is independent of the test's event loop. Every request body is kept in `requests`.
+
+A reasoning model is imitated with `reasoning="..."`: the valid reply then carries that text in the
+message's `reasoning_field` (`reasoning_content` as DeepSeek and vLLM send it, `reasoning` as
+OpenRouter and Ollama do, or `"inline"`: a `<think>` block before the content, as hosts without
+a reasoning parser send DeepSeek-R1), and `reasoning_tokens` more completion tokens, reported in
+`completion_tokens_details` as OpenAI does.
 """
 
 from __future__ import annotations
@@ -29,28 +35,42 @@ from typing import Any
 
 FAULTS = ("429", "500", "slow", "malformed", "ok")
 """The default pattern: each transient fault once, then a valid completion."""
-BEHAVIOURS = (*FAULTS, "400", "401", "404")
+BEHAVIOURS = (*FAULTS, "400", "401", "403", "404")
+PROMPT_TOKENS, COMPLETION_TOKENS = 7, 3
+"""The usage of every valid reply (plus `reasoning_tokens` completion tokens when reasoning)."""
 
 
-def completion_body(model: str, content: str, prompt_tokens: int = 7) -> dict[str, Any]:
-    """A minimal valid chat.completion object."""
+def completion_body(
+    model: str,
+    content: str,
+    prompt_tokens: int = PROMPT_TOKENS,
+    *,
+    reasoning: str | None = None,
+    reasoning_field: str = "reasoning_content",
+    reasoning_tokens: int = 0,
+) -> dict[str, Any]:
+    """A minimal valid chat.completion object, with reasoning if given."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        if reasoning_field == "inline":
+            message["content"] = f"<think>\n{reasoning}\n</think>\n\n{content}"
+        else:
+            message[reasoning_field] = reasoning
+    completion_tokens = COMPLETION_TOKENS + reasoning_tokens
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if reasoning is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": 3,
-            "total_tokens": prompt_tokens + 3,
-        },
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": usage,
     }
 
 
@@ -73,6 +93,9 @@ class FakeOpenAIServer:
         repeat: bool = False,
         slow_s: float = 2.0,
         reply: str = "cooperate",
+        reasoning: str | None = None,
+        reasoning_field: str = "reasoning_content",
+        reasoning_tokens: int = 0,
     ) -> None:
         self.pattern = list(pattern)
         unknown = [p for p in self.pattern if p not in BEHAVIOURS]
@@ -81,6 +104,9 @@ class FakeOpenAIServer:
         self.repeat = repeat
         self.slow_s = slow_s
         self.reply = reply
+        self.reasoning = reasoning
+        self.reasoning_field = reasoning_field
+        self.reasoning_tokens = reasoning_tokens
         self.served: list[str] = []
         """The behaviour of each chat request, in arrival order."""
         self.requests: list[dict[str, Any]] = []
@@ -167,7 +193,14 @@ class FakeOpenAIServer:
                     return
                 behaviour = fake.next_behaviour(body)
                 model = str(body.get("model", "fake"))
-                ok = json.dumps(completion_body(model, _reply_for(body, fake.reply))).encode()
+                reply = completion_body(
+                    model,
+                    _reply_for(body, fake.reply),
+                    reasoning=fake.reasoning,
+                    reasoning_field=fake.reasoning_field,
+                    reasoning_tokens=fake.reasoning_tokens,
+                )
+                ok = json.dumps(reply).encode()
                 if behaviour == "429":
                     self._error(429, "rate limited", {"Retry-After": "0"})
                 elif behaviour == "500":
@@ -175,7 +208,7 @@ class FakeOpenAIServer:
                 elif behaviour == "slow":
                     time.sleep(fake.slow_s)
                     self._send(200, ok)
-                elif behaviour in ("400", "404"):
+                elif behaviour in ("400", "403", "404"):
                     self._error(int(behaviour), f"fake {behaviour}")
                 elif behaviour == "401":
                     token = self.headers.get("Authorization", "").removeprefix("Bearer ")

@@ -36,7 +36,7 @@ from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Game
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
-from stratagem.llm.errors import BudgetExceeded
+from stratagem.llm.errors import BudgetExceeded, ModelRefused
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
 from stratagem.llm.pricing import Price
 from stratagem.llm.ratelimit import Limits, RateLimiter
@@ -231,6 +231,13 @@ class Runner:
                 summary.failed += 1
                 if summary.stopped is None:
                     summary.stopped = str(exc)
+                stop.set()
+            except ModelRefused as exc:  # bad key, unknown model, invalid request: stop the run
+                store.fail_episode(spec.id, str(exc))
+                summary.failed += 1
+                summary.errors.append(f"{spec.id}: {exc}")
+                if summary.stopped is None:
+                    summary.stopped = f"model {exc}; no further calls were sent to it"
                 stop.set()
             except StratagemError as exc:
                 store.fail_episode(spec.id, str(exc))

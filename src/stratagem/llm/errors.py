@@ -21,6 +21,19 @@ class PermanentError(StratagemError):
     """Not worth retrying: bad request, unknown model, missing API key."""
 
 
+class ModelRefused(PermanentError):
+    """The provider refused a call for good (bad key, no access, unknown model, invalid request).
+
+    Sending the same kind of call again would be refused again (and a bad key would be tried by
+    every episode), so the client remembers it: later calls to `model` fail at once, sending
+    nothing.
+    """
+
+    def __init__(self, message: str, model: str) -> None:
+        super().__init__(message)
+        self.model = model
+
+
 class BudgetExceeded(StratagemError):
     """A configured budget (USD or tokens) is spent; no new calls are made."""
 

@@ -4,12 +4,17 @@ cache -> budget check -> rate limiter -> provider -> retries -> cost -> recorder
 short-circuits everything after it: it is free, never refused by the budget, never counted against
 quotas, and recorded with `cached=True`, so a re-run replays exactly at no cost. Error texts are
 scrubbed of anything that looks like a credential before they are raised or recorded.
+
+A permanent error from the provider (bad key, unknown model, invalid request) is remembered: every
+later call to that model fails at once with the same error and sends nothing, so one bad key costs
+one request, not one per episode. Cache hits still replay (they send nothing either).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 from collections.abc import Callable
@@ -17,10 +22,17 @@ from dataclasses import dataclass, replace
 
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
-from stratagem.llm.errors import CallFailed, PermanentError, TransientError, scrub_secrets
+from stratagem.llm.errors import (
+    CallFailed,
+    ModelRefused,
+    PermanentError,
+    TransientError,
+    scrub_secrets,
+)
 from stratagem.llm.pricing import Prices
 from stratagem.llm.provider import Provider
 from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
+from stratagem.llm.reasoning import ANSWER_PARAMS
 from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
 from stratagem.llm.types import Request, Response
@@ -80,9 +92,13 @@ class ModelClient:
         max_concurrency: int | None = None,
         rng: random.Random | None = None,
         sleep: Sleep = asyncio.sleep,
+        cache_scope: str = "",
     ) -> None:
+        """`cache_scope` tells apart, in the response cache, models with one model string but
+        settings that change their answers (a thinking and a plain variant)."""
         self.provider = provider
         self.model = provider.model
+        self._cache_model = f"{self.model}#{cache_scope}" if cache_scope else self.model
         self.cache = cache
         self.limits = None if limits is None or limits.unlimited else limits
         # Limits without a shared limiter still hold within this client.
@@ -97,6 +113,8 @@ class ModelClient:
         self._rng = rng if rng is not None else random.Random()
         self._sleep = sleep
         self.stats = ClientStats()
+        self.refused: ModelRefused | None = None
+        """The permanent error that stopped calls to this model, once there is one."""
 
     async def generate(
         self, request: Request, context: CallContext = CallContext()
@@ -123,13 +141,14 @@ class ModelClient:
     async def _sample(self, request: Request, sample: int, context: CallContext) -> Response:
         key = None
         if self.cache is not None:
-            key = self.cache.key(self.model, request, sample)
+            key = self.cache.key(self._cache_model, request, sample)
             hit = self.cache.get(key)
             if hit is not None:
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
                 self.stats.cache_hits += 1
                 self._record(context, request, response, None, 0)
                 return response
+        self._check_refused()
         if self.budget is not None:
             self.budget.check()
         retries = 0
@@ -154,13 +173,24 @@ class ModelClient:
             self.stats.failures += 1
             self._record(context, request, None, text, exc.retries)
             raise CallFailed(text, exc.retries) from None
+        except ModelRefused as exc:
+            if retries:  # earlier attempts of this call were sent (and failed transiently)
+                self.stats.failures += 1
+                self._record(context, request, None, _error_text(exc), retries)
+            raise
+        except PermanentError as exc:
+            text = _error_text(exc)
+            self.stats.failures += 1
+            self._record(context, request, None, text, retries)
+            refused = ModelRefused(scrub_secrets(str(exc)), self.model)
+            if self.refused is None:
+                self.refused = refused
+            raise refused from None
         except Exception as exc:
             text = _error_text(exc)
             self.stats.failures += 1
             self._record(context, request, None, text, retries)
             if scrub_secrets(str(exc)) != str(exc):  # never let a credential travel further
-                if isinstance(exc, PermanentError):
-                    raise PermanentError(scrub_secrets(str(exc))) from None
                 raise CallFailed(text, retries) from None
             raise
         response = result.value
@@ -186,6 +216,7 @@ class ModelClient:
             )
         used = 0
         try:
+            self._check_refused()  # another call may have been refused while this one waited
             self.stats.provider_calls += 1
             response = await self.provider.complete(request, sample)
             used = response.usage.total
@@ -195,6 +226,10 @@ class ModelClient:
             if self.limiter is not None and reservation is not None:
                 self.limiter.record(self.model, used, reservation)
         return response
+
+    def _check_refused(self) -> None:
+        if self.refused is not None:
+            raise ModelRefused(str(self.refused), self.model)
 
     def _record(
         self,
@@ -224,6 +259,8 @@ def build_client(
 ) -> ModelClient:
     """A client for `config`: its provider, its price override, quotas and concurrency cap."""
     provider = create_provider(config)
+    answer = {k: config.params[k] for k in ANSWER_PARAMS if k in config.params}
+    scope = json.dumps(answer, sort_keys=True) if answer else ""
     table = prices if prices is not None else Prices()
     if config.prices is not None:
         table = table.with_overrides({config.model: config.prices})
@@ -238,4 +275,5 @@ def build_client(
         recorder=recorder,
         max_concurrency=config.max_concurrency,
         rng=rng,
+        cache_scope=scope,
     )

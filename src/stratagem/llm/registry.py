@@ -21,6 +21,7 @@ from stratagem.llm.errors import PermanentError
 from stratagem.llm.pricing import Price
 from stratagem.llm.provider import Provider
 from stratagem.llm.ratelimit import Limits
+from stratagem.llm.reasoning import check_settings
 
 ProviderFactory = Callable[["ModelConfig"], Provider]
 
@@ -128,8 +129,13 @@ def provider_names() -> list[str]:
 
 
 def create_provider(config: ModelConfig) -> Provider:
-    """The provider for `config.model`, importing its module on first use."""
+    """The provider for `config.model`, importing its module on first use.
+
+    Reasoning settings are checked first, for every provider (custom ones included): one its
+    provider does not honour is refused rather than silently ignored.
+    """
     prefix = config.name.provider
+    check_settings(config.model, config.params)
     factory = _FACTORIES.get(prefix)
     if factory is None:
         module_name = _BUILTIN_MODULES.get(prefix)

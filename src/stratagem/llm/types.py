@@ -60,8 +60,13 @@ class Request:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens billed. `output_tokens` includes thinking tokens, as providers bill them, so totals,
+    costs and seed-003's efficiency (§5.4, per-round tokens) count the thinking too."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of `output_tokens`, those spent thinking, where the provider says (0 where it does not)."""
 
     @property
     def total(self) -> int:
@@ -75,7 +80,8 @@ class Response:
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
-    """Thinking or reasoning text, where the provider returns it (never fed back to the model)."""
+    """Thinking or reasoning text, where the provider returns it: recorded with the call, never
+    part of `text` (so never parsed as the answer) and never fed back to the model."""
     usage: Usage = Usage()
     latency_s: float = 0.0
     cost_usd: float = 0.0

@@ -51,15 +51,31 @@ def redact(text: str, secret: str | None) -> str:
     return scrub_secrets(_KEY_LIKE.sub("[redacted]", text))
 
 
+_SDK_PREFIX = re.compile(r"^Error code: \d{3} - ")
+_REASONS = {400: "invalid request", 401: "unauthorised", 403: "forbidden", 404: "not found"}
+_MAX_MESSAGE = 300
+"""Characters of a server's error message kept: enough to diagnose, short enough for one line."""
+
+
 def status_error(
-    model: str, status: int, message: str, headers: Mapping[str, str] | None, secret: str | None
+    model: str,
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None,
+    secret: str | None,
+    key_env: str | None = None,
 ) -> TransientError | PermanentError:
-    """The error to raise for an HTTP error status from a model API."""
-    text = redact(f"{model}: HTTP {status}: {message}", secret)
+    """The error to raise for an HTTP error status from a model API, as one line."""
+    message = _SDK_PREFIX.sub("", " ".join(message.split()))  # the status is said once, below
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "..."
+    reason = _REASONS.get(status)
+    head = f"HTTP {status} {reason}" if reason else f"HTTP {status}"
+    text = redact(f"{model}: {head}: {message}", secret)
     if is_transient_status(status):
         return TransientError(text, retry_after(headers))
     hint = {
-        401: " (check the API key in the environment variable)",
+        401: f" (check the API key in {key_env or 'the environment variable'})",
         403: " (the key lacks access to this model or feature)",
         404: " (unknown model or endpoint; check the model name and base_url)",
     }.get(status, "")

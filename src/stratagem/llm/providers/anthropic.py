@@ -18,8 +18,11 @@ Constrained output:
   become an instruction in the system prompt and the reply is validated instead (the label
   itself when it matches one; JSON with code fences removed); agents re-ask when it is not legal.
 
-Params (`ModelConfig.params`): `max_tokens` (1024; the API requires one), `thinking` (passed as
-given, e.g. `{"type": "enabled", "budget_tokens": 2048}`), `extra_body` (merged into requests).
+Params (`ModelConfig.params`): `max_tokens` (1024; the API requires one), `thinking_budget`
+(extended thinking: tokens, or a share of each call's max_tokens such as "60%", seed-003 §6; see
+`stratagem.llm.reasoning`), `thinking` (the API's own object, passed as given, e.g.
+`{"type": "enabled", "budget_tokens": 2048}`; not with `thinking_budget`), `extra_body` (merged
+into requests). Thinking tokens are billed as output tokens, so `Usage.output_tokens` counts them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from anthropic.resources.messages import AsyncMessages
 
 from stratagem.llm.errors import PermanentError, TransientError
 from stratagem.llm.providers._common import check_params, redact, status_error
+from stratagem.llm.reasoning import thinking_budget as read_budget
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -117,15 +121,25 @@ class AnthropicProvider:
         timeout_s: float = 60.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking: dict[str, Any] | None = None,
+        thinking_budget: int | str | None = None,
         extra_body: dict[str, Any] | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        key_env: str | None = None,
     ) -> None:
+        if thinking is not None and thinking_budget is not None:
+            raise PermanentError(
+                f"{model}: give params.thinking_budget or params.thinking, not both"
+            )
         self.model = model
         self.api_model = model.partition("/")[2] if model.startswith("anthropic/") else model
         self.max_tokens = max_tokens
         self.thinking = thinking
+        self.thinking_budget = (
+            None if thinking_budget is None else read_budget(model, thinking_budget)
+        )
         self.extra_body = dict(extra_body or {})
         self._key = api_key
+        self._key_env = key_env
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
@@ -137,7 +151,14 @@ class AnthropicProvider:
     @property
     def forced_tools(self) -> bool:
         """Forced tool use is how we constrain output, except under extended thinking."""
-        return self.thinking is None
+        return self.thinking is None and self.thinking_budget is None
+
+    def thinking_param(self, max_tokens: int) -> dict[str, Any] | None:
+        """The request's `thinking` object, the budget resolved against this call's max_tokens."""
+        if self.thinking_budget is not None:
+            budget = self.thinking_budget.resolve(self.model, max_tokens)
+            return {"type": "enabled", "budget_tokens": budget}
+        return self.thinking
 
     def build_params(self, request: Request) -> dict[str, Any]:
         """The keyword arguments of `messages.create` for `request`."""
@@ -193,9 +214,11 @@ class AnthropicProvider:
                     + json.dumps(schema, sort_keys=True)
                 )
         system = "\n\n".join(part for part in [system, *instructions] if part)
+        max_tokens = request.max_tokens or self.max_tokens
+        thinking = self.thinking_param(max_tokens)
         params: dict[str, Any] = {
             "model": self.api_model,
-            "max_tokens": request.max_tokens or self.max_tokens,
+            "max_tokens": max_tokens,
             "messages": turns,
         }
         if system:
@@ -204,8 +227,8 @@ class AnthropicProvider:
             params["tools"] = tools
         if tool_choice is not None:
             params["tool_choice"] = tool_choice
-        if self.thinking is not None:
-            params["thinking"] = self.thinking  # the API then fixes the temperature itself
+        if thinking is not None:
+            params["thinking"] = thinking  # the API then fixes the temperature itself
         elif request.temperature is not None and SENDS_TEMPERATURE:
             params["temperature"] = request.temperature
         if self.extra_body:
@@ -219,7 +242,12 @@ class AnthropicProvider:
             message: Any = await self._client.messages.create(**params)
         except anthropic.APIStatusError as exc:
             raise status_error(
-                self.model, exc.status_code, exc.message, exc.response.headers, self._key
+                self.model,
+                exc.status_code,
+                exc.message,
+                exc.response.headers,
+                self._key,
+                self._key_env,
             ) from None
         except anthropic.APITimeoutError:
             raise TransientError(f"{self.model}: request timed out") from None
@@ -288,8 +316,15 @@ def create(config: ModelConfig) -> AnthropicProvider:
     """The registry's entry point for `anthropic/...` model strings."""
     from stratagem.llm.registry import read_api_key
 
-    key = read_api_key(config.api_key_env or DEFAULT_KEY_ENV)
-    params = check_params(config.model, config.params, ("max_tokens", "thinking", "extra_body"))
+    env = config.api_key_env or DEFAULT_KEY_ENV
+    key = read_api_key(env)
+    known = ("max_tokens", "thinking", "thinking_budget", "extra_body")
+    params = check_params(config.model, config.params, known)
     return AnthropicProvider(
-        config.model, api_key=key, base_url=config.base_url, timeout_s=config.timeout_s, **params
+        config.model,
+        api_key=key,
+        base_url=config.base_url,
+        timeout_s=config.timeout_s,
+        key_env=env,
+        **params,
     )

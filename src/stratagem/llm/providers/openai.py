@@ -15,9 +15,17 @@ becomes a `response_format` schema as it is. `params["structured"]` says how the
   one, ignoring case and surrounding punctuation) and the agent re-asks if it is not legal.
 
 Params (`ModelConfig.params`): `structured` (above), `max_tokens_field`
-("max_tokens", or "max_completion_tokens" for OpenAI's reasoning models), `strict_schema`
-(False: pass `strict` for a request's own json_schema), `extra_body` (a dict merged into every
-request, e.g. `{"reasoning_effort": "low"}` or server-specific sampling options).
+("max_tokens", or "max_completion_tokens" for OpenAI's reasoning models; the default when
+`reasoning_effort` is set on OpenAI's own API), `strict_schema` (False: pass `strict` for a
+request's own json_schema), `reasoning_effort` (sent as the request's `reasoning_effort`; see
+`stratagem.llm.reasoning`), `extra_body` (a dict merged into every request, for server-specific
+options).
+
+Reasoning text comes back as `Response.reasoning`, never as the answer: from the message's
+`reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama) field, or from a
+`<think>...</think>` block that servers without a reasoning parser leave at the start of the
+content (DeepSeek-R1 on some hosts). Thinking tokens are part of `completion_tokens`, as billed;
+`completion_tokens_details.reasoning_tokens` is kept as `Usage.reasoning_tokens`.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from openai.types.chat import ChatCompletion
 
 from stratagem.llm.errors import PermanentError, TransientError
 from stratagem.llm.providers._common import check_params, redact, status_error
+from stratagem.llm.reasoning import reasoning_effort as read_effort
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -107,6 +116,37 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": raw}
 
 
+def usage_of(usage: Any) -> Usage:
+    """Billed tokens; `completion_tokens` already includes the reasoning tokens."""
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "completion_tokens_details", None)
+    thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, thinking or 0)
+
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def split_thinking(content: str) -> tuple[str | None, str]:
+    """(thinking, answer) of a reply that starts with a `<think>` block; (None, content) if not.
+
+    Servers without a reasoning parser return DeepSeek-R1's thinking inline, and its chat template
+    may put the opening tag in the prompt, so a reply with only `</think>` counts too. A block cut
+    off by max_tokens (no closing tag) is all thinking: there is no answer to parse.
+    """
+    body = content.lstrip()
+    opened = body.startswith(THINK_OPEN)
+    if opened:
+        body = body[len(THINK_OPEN) :]
+    elif THINK_OPEN in body or THINK_CLOSE not in body:
+        return None, content
+    thinking, closed, answer = body.partition(THINK_CLOSE)
+    if not closed:
+        return thinking.strip() or None, ""
+    return thinking.strip() or None, answer.strip()
+
+
 class OpenAIProvider:
     """One chat completion per call, with errors mapped to Transient/Permanent."""
 
@@ -118,11 +158,17 @@ class OpenAIProvider:
         base_url: str | None = None,
         timeout_s: float = 60.0,
         structured: str = "json_schema",
-        max_tokens_field: str = "max_tokens",
+        max_tokens_field: str | None = None,
         strict_schema: bool = False,
+        reasoning_effort: str | None = None,
         extra_body: dict[str, Any] | None = None,
         client: openai.AsyncOpenAI | None = None,
+        key_env: str | None = None,
     ) -> None:
+        if max_tokens_field is None:
+            own_api = base_url is None and client is None
+            reasoning = reasoning_effort is not None and own_api
+            max_tokens_field = "max_completion_tokens" if reasoning else "max_tokens"
         if structured not in STRUCTURED_MODES:
             raise PermanentError(
                 f"{model}: params.structured must be one of {', '.join(STRUCTURED_MODES)}"
@@ -136,8 +182,12 @@ class OpenAIProvider:
         self.structured = structured
         self.max_tokens_field = max_tokens_field
         self.strict_schema = strict_schema
+        self.reasoning_effort = (
+            None if reasoning_effort is None else read_effort(model, reasoning_effort)
+        )
         self.extra_body = dict(extra_body or {})
         self._key = api_key
+        self._key_env = key_env
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
         )
@@ -164,6 +214,8 @@ class OpenAIProvider:
             params[self.max_tokens_field] = request.max_tokens
         if request.seed is not None:
             params["seed"] = request.seed + sample
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = self.reasoning_effort
         if self.extra_body:
             params["extra_body"] = self.extra_body
         return params
@@ -187,7 +239,12 @@ class OpenAIProvider:
             completion: Any = await self._client.chat.completions.create(**params)
         except openai.APIStatusError as exc:
             raise status_error(
-                self.model, exc.status_code, exc.message, exc.response.headers, self._key
+                self.model,
+                exc.status_code,
+                exc.message,
+                exc.response.headers,
+                self._key,
+                self._key_env,
             ) from None
         except openai.APITimeoutError:
             raise TransientError(f"{self.model}: request timed out") from None
@@ -217,14 +274,12 @@ class OpenAIProvider:
             reasoning = getattr(message, "reasoning_content", None) or getattr(
                 message, "reasoning", None
             )
-            usage = completion.usage
-            tokens = (
-                Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
-                if usage is not None
-                else Usage()
-            )
+            tokens = usage_of(completion.usage)
         except (AttributeError, TypeError) as exc:
             raise TransientError(f"{self.model}: malformed response ({exc})") from None
+        inline, text = split_thinking(text)
+        if not (isinstance(reasoning, str) and reasoning):
+            reasoning = inline
         if request.choices and not calls:
             text = self._label(text, request.choices)
         return Response(
@@ -262,8 +317,13 @@ def create(config: ModelConfig) -> OpenAIProvider:
                 "in it (or set base_url for a local server that needs none)"
             )
         key = NO_KEY
-    known = ("structured", "max_tokens_field", "strict_schema", "extra_body")
+    known = ("structured", "max_tokens_field", "strict_schema", "reasoning_effort", "extra_body")
     params = check_params(config.model, config.params, known)
     return OpenAIProvider(
-        config.model, api_key=key, base_url=config.base_url, timeout_s=config.timeout_s, **params
+        config.model,
+        api_key=key,
+        base_url=config.base_url,
+        timeout_s=config.timeout_s,
+        key_env=None if key == NO_KEY else env,
+        **params,
     )
