@@ -1,0 +1,149 @@
+"""Commands that play rule-based strategies against each other: tournament and Moran process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from stratagem.cli.common import (
+    DEFAULT_STORE,
+    GameOption,
+    NoiseOption,
+    SeedOption,
+    StrategyOption,
+    app,
+    out,
+)
+from stratagem.errors import StratagemError
+from stratagem.experiments.ids import stable_id
+from stratagem.experiments.moran import MoranProcess
+from stratagem.experiments.store import MatchEntry, ResultStore
+from stratagem.experiments.tournament import Tournament, TournamentResult
+from stratagem.games.catalog import get_stage
+from stratagem.strategies.registry import get_strategy
+
+CLASSIC = [
+    "AlwaysCooperate",
+    "AlwaysDefect",
+    "TitForTat",
+    "GrimTrigger",
+    "GrimTrigger2",
+    "Random(0.5)",
+    "WinStayLoseShift",
+    "TitForTwoTats",
+    "SuspiciousTitForTat",
+    "Alternator",
+]
+
+
+@app.command()
+def tournament(
+    strategy: StrategyOption = None,
+    game: GameOption = "dilemma",
+    turns: Annotated[int, typer.Option(help="Rounds per match.")] = 200,
+    repetitions: Annotated[int, typer.Option(help="Matches per pair.")] = 10,
+    noise: NoiseOption = 0.0,
+    seed: SeedOption = 0,
+    self_play: Annotated[bool, typer.Option(help="Each strategy also meets itself.")] = True,
+    store: Annotated[Path, typer.Option(help="SQLite file the matches are written to.")] = (
+        DEFAULT_STORE
+    ),
+) -> None:
+    """Play a round-robin tournament and print its table (default: the classic strategies)."""
+    names = strategy or CLASSIC
+    stage = get_stage(game)
+    players = [get_strategy(name) for name in names]
+    t = Tournament(players, stage, turns, repetitions, noise, seed, self_play)
+    result = t.play()
+    _print_standings(result, f"{game}: {turns} turns, {repetitions} repetitions, noise {noise}")
+    spec = {
+        "kind": "tournament",
+        "game": game,
+        "strategies": [p.label for p in players],
+        "turns": turns,
+        "repetitions": repetitions,
+        "noise": noise,
+        "seed": seed,
+        "self_play": self_play,
+    }
+    _save_tournament(store, spec, result)
+
+
+def _print_standings(result: TournamentResult, title: str) -> None:
+    table = Table(title=title)
+    table.add_column("rank", justify="right")
+    table.add_column("strategy")
+    table.add_column("mean score / turn", justify="right")
+    table.add_column("wins", justify="right")
+    table.add_column("cooperation", justify="right")
+    for row in result.standings():
+        table.add_row(
+            str(row.rank),
+            row.player,
+            f"{row.mean_score:.3f}",
+            str(row.wins),
+            f"{row.cooperation:.2f}",
+        )
+    out.print(table)
+
+
+def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResult) -> None:
+    """Write every match as an episode; a re-run of the same tournament is not stored twice."""
+    experiment = stable_id(spec)
+    with ResultStore(path) as store:
+        store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
+        if store.status_counts(experiment).get("finished", 0) == len(result.matches):
+            out.print(f"already stored as experiment {experiment} in {path}")
+            return
+        entries = (
+            MatchEntry(
+                experiment_id=experiment,
+                episode_id=stable_id({**spec, "seats": [m.first, m.second], "rep": m.repetition}),
+                game=result.stage,
+                players=[result.players[m.first], result.players[m.second]],
+                seed=m.seed,
+                result=m.result,
+                game_name=str(spec["game"]),
+            )
+            for m in result.matches
+        )
+        stored = store.record_matches(entries, replace=True)
+    out.print(f"stored {stored} matches as experiment {experiment} in {path}")
+
+
+@app.command()
+def moran(
+    strategy: StrategyOption = None,
+    game: GameOption = "dilemma",
+    size: Annotated[int, typer.Option(help="Individuals of each strategy.")] = 3,
+    turns: Annotated[int, typer.Option(help="Rounds per match.")] = 50,
+    noise: NoiseOption = 0.0,
+    mutation: Annotated[float, typer.Option(help="Mutation probability per birth.")] = 0.0,
+    generations: Annotated[int, typer.Option(help="Stop after this many.")] = 1000,
+    seed: SeedOption = 0,
+) -> None:
+    """Run an evolutionary Moran process until one strategy takes over."""
+    names = strategy or ["TitForTat", "AlwaysDefect", "AlwaysCooperate", "WinStayLoseShift"]
+    if size < 1:
+        raise StratagemError(f"--size must be >= 1, got {size}")
+    population = [get_strategy(n) for n in names for _ in range(size)]
+    result = MoranProcess(
+        population, get_stage(game), turns, noise, mutation, generations, seed
+    ).play()
+    table = Table(title=f"Moran process on {game}: population by generation")
+    labels = sorted({p.label for p in population})
+    table.add_column("generation", justify="right")
+    for label in labels:
+        table.add_column(label, justify="right")
+    step = max(1, result.generations // 15)
+    shown = sorted({*range(0, result.generations + 1, step), result.generations})
+    for g in shown:
+        table.add_row(str(g), *(str(result.populations[g][label]) for label in labels))
+    out.print(table)
+    if result.winner:
+        out.print(f"{result.winner} fixated after {result.generations} generations")
+    else:
+        out.print(f"no fixation within {result.generations} generations")
