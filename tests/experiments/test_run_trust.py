@@ -194,3 +194,29 @@ def test_spend_counts_every_paid_call_once_across_restarts(
     detached = conn.execute("SELECT COUNT(*) FROM llm_calls WHERE episode_id IS NULL").fetchone()
     conn.close()
     assert detached[0] > 0  # the restarted episode's first calls, still counted above
+
+
+# -- thinking variants ---------------------------------------------------------------------------
+
+
+def test_a_thinking_variant_is_other_episodes_than_the_same_model(tmp_path: Path) -> None:
+    models = [
+        {"id": "claude", "model": "anthropic/claude-3-7-sonnet-20250219"},
+        {"id": "claude-thinking", "model": "anthropic/claude-3-7-sonnet-20250219",
+         "params": {"thinking_budget": "60%"}, "price": {"input": 3, "output": 15}},
+    ]  # fmt: skip
+    specs = expand(load_config(write(tmp_path, models=models)))
+    plain = [s.id for s in specs if s.model is not None and s.model.name == "claude"]
+    thinking = [s.id for s in specs if s.model is not None and s.model.name == "claude-thinking"]
+    assert len(plain) == len(thinking) == 2 and not set(plain) & set(thinking)
+    # Without such a setting the key is the first release's (ids of old results unchanged).
+    assert all("model_settings" not in s.key() for s in specs if s.model.name == "claude")  # type: ignore[union-attr]
+
+
+def test_a_reasoning_setting_its_provider_ignores_is_refused_when_the_file_loads(
+    tmp_path: Path,
+) -> None:
+    models = [{"model": "anthropic/claude-3-7-sonnet-20250219",
+               "params": {"reasoning_effort": "high"}}]  # fmt: skip
+    with pytest.raises(StratagemError, match=r"models\.0: .*reasoning_effort"):
+        load_config(write(tmp_path, models=models))

@@ -35,6 +35,7 @@ from stratagem.experiments.limits import (
 )
 from stratagem.games.catalog import make_variant
 from stratagem.games.normal_form import NormalFormGame
+from stratagem.llm.reasoning import check_settings
 
 
 class Strict(BaseModel):
@@ -77,6 +78,16 @@ class ModelEntry(Strict):
         if "/" not in value or not value.split("/", 1)[0] or not value.split("/", 1)[1]:
             raise ValueError("must be 'provider/model', e.g. openai/gpt-4o-mini")
         return value
+
+    @model_validator(mode="after")
+    def _reasoning_settings(self) -> ModelEntry:
+        """A thinking budget or reasoning effort its provider does not honour is refused when the
+        file loads (so `--dry-run` says so too), not ignored."""
+        try:
+            check_settings(self.model, self.params)
+        except StratagemError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
     @property
     def name(self) -> str:

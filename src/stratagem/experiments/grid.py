@@ -24,6 +24,7 @@ from stratagem.experiments.lineups import (
     SeatParser,
     check_seat,
     expand_lineup,
+    model_settings,
 )
 from stratagem.games.base import Game
 from stratagem.games.catalog import get_entry, get_game
@@ -80,7 +81,7 @@ class EpisodeSpec:
         }
         if self.variant is not None:
             key["variant"] = self.variant.model_dump()
-        return key
+        return key | model_settings(self.model)
 
     def _shorthand_key(self) -> dict[str, Any]:
         """The key of the first release, unchanged (see the module docstring)."""
@@ -98,7 +99,7 @@ class EpisodeSpec:
             key["opponent_agent"] = self.opponent_agent.key()
         if self.variant is not None:
             key["variant"] = self.variant.model_dump()
-        return key
+        return key | model_settings(self.model)
 
     def build_game(self) -> Game:
         """The game to play: a catalog game or a declared variant, repeated when it is a matrix

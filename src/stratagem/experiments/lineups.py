@@ -17,6 +17,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ModelEntry, RotationEntry
 from stratagem.games.base import Game
 from stratagem.games.repeated import RepeatedGame
+from stratagem.llm.reasoning import ANSWER_PARAMS
 from stratagem.strategies.registry import get_strategy
 
 AGENT_OPPONENT = "agent:"
@@ -60,7 +61,9 @@ class Seat:
             return {HUMAN: True}
         if self.agent is not None:
             assert self.model is not None
-            return {"agent": self.agent.key(), "model": self.model.model}
+            return {"agent": self.agent.key(), "model": self.model.model} | model_settings(
+                self.model
+            )
         if self.strategy is not None:
             return {"strategy": self.strategy}
         return {"scripted": list(self.script or ())}
@@ -76,6 +79,16 @@ class Seat:
                 "agent": self.agent.name,
             }
         return {"name": self.label, "kind": self.kind}
+
+
+def model_settings(model: ModelEntry | None) -> dict[str, Any]:
+    """The model settings that change what it answers (a thinking budget, a reasoning effort),
+    so a thinking variant plays other episodes than the same model without; absent when none is
+    set, so ids made before such settings existed stay the same."""
+    if model is None:
+        return {}
+    settings = {k: model.params[k] for k in ANSWER_PARAMS if k in model.params}
+    return {"model_settings": settings} if settings else {}
 
 
 class SeatParser:
