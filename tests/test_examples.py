@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("thesis.yaml", 252),  # seed-001 §4.6: the thesis' 252 games
         ("thesis-local.yaml", 21),
         # seed-003 §3.1: 8 games x (3x7x5 + 3x7x2) = 1,176 games per model, two models.
-        ("counterfactual.yaml", 2352),
+        ("counterfactual.yaml", 4704),
         ("counterfactual-local.yaml", 128),
     ],
 )
