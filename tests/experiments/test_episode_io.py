@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from pathlib import Path
@@ -60,7 +61,7 @@ def rich_store() -> ResultStore:
     store.add_answer("llm1", 1, 0, "Q1", "3", question="Payoff if both cooperate?", correct=True)
     store.add_belief("llm1", 2, 0, 2, {"p_cooperate": 0.9}, about_player=1, score=0.1)
     store.finish_episode("llm1")
-    store.add_episode("f1", "other", "rps", ["a", "b"], seed=None)
+    store.add_episode("f1", "other", "rps/ba3", ["a", "b"], seed=None)
     store.start_episode("f1")
     store.fail_episode("f1", "provider down")
     return store
@@ -194,9 +195,38 @@ def test_moves_of_a_game_named_only_are_checked_against_the_catalog(
     with pytest.raises(EpisodeImportError) as info:
         import_episodes(ResultStore(), path)
     assert info.value.errors == [f"{path}:1: {expected}"]
-    # A game the catalog does not know keeps whatever labels its lines use.
-    other = write_lines(tmp_path / "y.jsonl", [{**line, "game": "elsewhere"}])
+    # A game the catalog does not know is accepted with its own labels, and refused without.
+    own = {"name": "elsewhere", "labels": [[*{*moves}], [*{*moves}]]}
+    other = write_lines(tmp_path / "y.jsonl", [{**line, "game": own}])
     assert import_episodes(ResultStore(), other).imported == 1
+
+
+@pytest.mark.parametrize(
+    ("game", "field"),
+    [("nosuchgame", "game"), ({"name": "nosuchgame"}, "game.name"), ("pd/nosuch", "game")],
+)
+def test_an_unknown_game_name_is_refused_with_file_line_and_field(
+    tmp_path: Path, game: object, field: str
+) -> None:
+    line = {"game": game, "players": ["a", "b"], "rounds": [{"actions": ["x", "y"]}]}
+    path = write_lines(tmp_path / "x.jsonl", [MINIMAL, line])
+    with pytest.raises(EpisodeImportError) as info:
+        import_episodes(ResultStore(), path)
+    name = game if isinstance(game, str) else "nosuchgame"
+    assert info.value.errors == [
+        f"{path}:2: {field}: unknown game '{name}': expected a catalog game (stratagem games), "
+        "seed-003's pd/<setting> or rps/<setting>, or an object with the game's own labels"
+    ]
+
+
+def test_gzipped_jsonl_imports_directly(tmp_path: Path) -> None:
+    path = tmp_path / "logs.jsonl.gz"
+    path.write_bytes(gzip.compress((json.dumps(MINIMAL) + "\n").encode()))
+    assert import_episodes(ResultStore(), path).imported == 1
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(gzip.compress(b'{"game": "pd"}\n' * 50)[:30])
+    with pytest.raises(StratagemError, match=r"broken\.jsonl\.gz: cannot read"):
+        import_episodes(ResultStore(), broken)
 
 
 def test_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
@@ -238,13 +268,14 @@ def test_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
             ":1: rounds[0].actions[1]: the string 'x' is not an action of player 1 (c, d)",
         ),
         (
-            '{"game": "g", "players": ["a", "b"], "rounds": [{"round": 2, "actions": [1, 1]},'
-            ' {"round": 2, "actions": [1, 1]}]}',
+            '{"game": "pd", "players": ["a", "b"], "rounds": [{"round": 2, "actions": '
+            '["cooperation", "defection"]}, {"round": 2, "actions": ["cooperation", '
+            '"defection"]}]}',
             ":1: rounds[1].round: round 2 does not follow round 2",
         ),
         (
-            '{"game": "g", "players": ["a", "b"], "rounds": [{"actions": [1, 1], '
-            '"tokens": [1, -1]}]}',
+            '{"game": "pd", "players": ["a", "b"], "rounds": [{"actions": ["cooperation", '
+            '"defection"], "tokens": [1, -1]}]}',
             ":1: rounds[0].tokens[1]: expected an integer >= 0, got -1",
         ),
         (

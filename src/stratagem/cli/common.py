@@ -1,29 +1,74 @@
-"""What every command shares: the Typer app, the two consoles, store paths and the cell table."""
+"""What every command shares: the Typer app, the two consoles, the options and the cell table.
+
+Every piece of user, model or server text is printed without markup interpretation (`_say`, `Text`
+cells): a name like `[/x]` must neither crash the command nor restyle the terminal.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
-from stratagem.errors import StratagemError
+from stratagem.cli.tables import Col, fitted_table
 from stratagem.experiments.store import ResultStore
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    # Plain help: fits any width, and flags are not labelled `<bool>` as rich help labels them.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Measure how LLM-based agents reason and behave in strategic games.",
     pretty_exceptions_show_locals=False,  # locals may hold secrets (API keys) in later layers
 )
-# Wide enough for the tables when the output is a file or a pipe (rich assumes 80 columns there).
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
 
-DEFAULT_STORE = Path("results/stratagem.db")
+PIPE_WIDTH = 160
+"""Width of tables written to a file or a pipe when COLUMNS does not say (rich would use 80)."""
+
+
+def fit_consoles() -> None:
+    """Size both consoles for this invocation: COLUMNS when set, else the terminal, else (piped)
+    `PIPE_WIDTH` for stdout, so tables in a log file are not squeezed."""
+    columns = os.environ.get("COLUMNS", "")
+    for console, stream in ((out, sys.stdout), (err, sys.stderr)):
+        if columns.isdigit() and int(columns) > 0:
+            console.width = int(columns)
+        elif stream.isatty():
+            console.width = os.get_terminal_size(stream.fileno()).columns
+        else:
+            console.width = PIPE_WIDTH if console is out else 80
+
+
+def _version(show: bool) -> None:
+    if show:
+        try:
+            number = version("stratagem")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            number = "unknown"
+        _say(out, f"stratagem {number}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Measure how LLM-based agents reason and behave in strategic games."""
+
 
 StrategyOption = Annotated[
     list[str] | None,
@@ -31,7 +76,9 @@ StrategyOption = Annotated[
         "--strategy", "-s", help="A strategy, e.g. TitForTat or 'Random(0.3)'; repeat the option."
     ),
 ]
-GameOption = Annotated[str, typer.Option("--game", "-g", help="A matrix game of the catalog.")]
+GameOption = Annotated[
+    str, typer.Option("--game", "-g", help="A 2-player matrix game of the catalog.")
+]
 SeedOption = Annotated[int, typer.Option(help="Seed of every random draw.")]
 NoiseOption = Annotated[float, typer.Option(help="Probability that an action is flipped.")]
 
@@ -41,13 +88,25 @@ def _say(console: Console, text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-def _store_path(path: Path) -> Path:
-    """A results directory's store, or a store file given directly."""
-    from stratagem.experiments.runner import STORE_FILE
+def listed(items: Sequence[str], shown: int = 3) -> str:
+    """The first `shown` items joined by `; `, and how many more there are."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return "; ".join(items[:shown]) + more
 
-    file = path / STORE_FILE if path.is_dir() else path
-    _require_file(file, "store")
-    return file
+
+CELL_COLUMNS = (
+    Col("model", keep=9),
+    Col("agent", keep=8),
+    Col("game", keep=7),
+    Col("opponent", keep=6),
+    Col("rounds", keep=4, justify="right", wrap=False),
+    Col("eps.", keep=1, justify="right", wrap=False),
+    Col("score", keep=10, justify="right", wrap=False),
+    Col("opp.", keep=3, justify="right", wrap=False),
+    Col("coop.", keep=5, justify="right", wrap=False),
+    Col("invalid", keep=2, justify="right", wrap=False),
+)
+"""The results table: `keep` orders which columns a narrow terminal drops first (lowest first)."""
 
 
 def _print_cells(db: ResultStore, experiment: str) -> None:
@@ -56,23 +115,13 @@ def _print_cells(db: ResultStore, experiment: str) -> None:
     cells = cell_table(db, experiment)
     if not cells:
         return
-    table = Table(title=f"{experiment}: player 0 per cell (mean over episodes)")
-    for column in ("model", "agent", "game", "opponent", "rounds", "episodes"):
-        table.add_column(column)
-    for column in ("score", "opp. score", "cooperation", "invalid"):
-        table.add_column(column, justify="right")
-    for c in cells:
-        cooperation = "-" if c.cooperation is None else f"{c.cooperation:.2f}"
-        table.add_row(
+    rows = [
+        [
             c.model, c.agent, c.game, c.opponent, str(c.rounds), str(c.episodes),
-            f"{c.score:.1f}", f"{c.opponent_score:.1f}", cooperation, f"{c.invalid_rate:.2f}",
-        )  # fmt: skip
-    out.print(table)
-
-
-StoreOption = Annotated[Path, typer.Option(help="The SQLite result store.")]
-
-
-def _require_file(path: Path, what: str) -> None:
-    if not path.is_file():
-        raise StratagemError(f"{what} '{path}' does not exist")
+            f"{c.score:.1f}", f"{c.opponent_score:.1f}",
+            "-" if c.cooperation is None else f"{c.cooperation:.2f}", f"{c.invalid_rate:.2f}",
+        ]
+        for c in cells
+    ]  # fmt: skip
+    title = Text(f"{experiment}: player 0 per cell (mean over episodes)")
+    out.print(fitted_table(CELL_COLUMNS, rows, out.width, title=title))

@@ -1,4 +1,7 @@
-"""Commands that read or fill a result store: status, report, show, export, import."""
+"""Commands that read or fill a result store: status, report, show, export, import.
+
+Each names its store the same way (`store_paths`): a results directory or its stratagem.db file,
+`results` by default."""
 
 from __future__ import annotations
 
@@ -9,48 +12,61 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from stratagem.cli.common import (
-    DEFAULT_STORE,
+from stratagem.cli.common import _print_cells, _say, app, listed, out
+from stratagem.cli.store_paths import (
+    DEFAULT,
+    StoreArg,
     StoreOption,
-    _print_cells,
-    _require_file,
-    _store_path,
-    app,
-    out,
+    require_file,
+    store_to_read,
+    store_to_write,
+    stores_in,
 )
+from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
+
+REASONS_SHOWN = 3
+"""How many distinct failure reasons `status` prints per experiment."""
 
 
 @app.command()
-def status(
-    directory: Annotated[Path, typer.Argument(help="An experiment's output directory.")],
-) -> None:
-    """Summarise the experiments stored in an output directory."""
-    from stratagem.experiments.runner import STORE_FILE
+def status(directory: StoreArg = DEFAULT) -> None:
+    """Summarise the experiments stored in a results directory (each one under `results`)."""
+    for path in stores_in(directory):
+        with ResultStore(path) as db:
+            _status_of(db, path)
 
-    path = directory / STORE_FILE
-    _require_file(path, "store")
-    with ResultStore(path) as db:
-        experiments = db.experiments()
-        if not experiments:
-            out.print(f"{path}: no experiments")
-        for experiment in experiments:
-            counts = db.status_counts(experiment.id)
-            calls = db.call_totals(experiment.id)
-            out.print(
-                f"[bold]{experiment.id}[/] ({experiment.name}): "
-                + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-                + f"; {calls['calls']} model calls ({calls['cached']} cached, "
-                f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
+
+def _status_of(db: ResultStore, path: Path) -> None:
+    experiments = db.experiments()
+    if not experiments:
+        _say(out, f"{path}: no experiments")
+    for experiment in experiments:
+        counts = db.status_counts(experiment.id)
+        calls = db.call_totals(experiment.id)
+        line = Text(experiment.id, style="bold")
+        line.append(
+            f" ({experiment.name}): "
+            + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+            + f"; {calls['calls']} model calls ({calls['cached']} cached, "
+            f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
+        )
+        out.print(line, soft_wrap=True)
+        reasons = list(
+            dict.fromkeys(
+                ep.error or "no reason recorded"
+                for ep in db.episodes(experiment.id)
+                if ep.status == "failed"
             )
-            _print_cells(db, experiment.id)
+        )
+        if reasons:
+            _say(out, f"failed because: {listed(reasons, REASONS_SHOWN)}")
+        _print_cells(db, experiment.id)
 
 
 @app.command()
 def report(
-    directory: Annotated[
-        Path, typer.Argument(help="An experiment's output directory, or its stratagem.db file.")
-    ],
+    directory: StoreArg = DEFAULT,
     experiment: Annotated[
         str | None, typer.Option(help="The experiment, when the store holds several.")
     ] = None,
@@ -62,15 +78,13 @@ def report(
     """Write a self-contained HTML report (tables, plots, methods) of a stored experiment."""
     from stratagem.studies import build_report  # registers the studies' sections
 
-    path = build_report(directory, experiment_id=experiment, out_path=out_file)
-    out.print(str(path), highlight=False, soft_wrap=True)
+    path = build_report(store_to_read(directory), experiment_id=experiment, out_path=out_file)
+    _say(out, str(path))
 
 
 @app.command()
 def show(
-    directory: Annotated[
-        Path, typer.Argument(help="An experiment's output directory, or its stratagem.db file.")
-    ],
+    directory: StoreArg = DEFAULT,
     episode: Annotated[
         str | None, typer.Argument(help="An episode id, or the start of one; omit to list them.")
     ] = None,
@@ -79,13 +93,13 @@ def show(
     """Print one episode as a transcript: round by round, what each seat saw, said and played."""
     from stratagem.analysis.transcript import build_transcript, clean, find_episode
 
-    with ResultStore(_store_path(directory)) as db:
+    with ResultStore(store_to_read(directory)) as db:
         if episode is None:
             _print_episodes(db)
             return
         record = find_episode(db, episode)
         text = build_transcript(db, record).text(full=full)
-    out.print(clean(text), markup=False, highlight=False, soft_wrap=True)
+    _say(out, clean(text))
 
 
 def _print_episodes(db: ResultStore) -> None:
@@ -107,9 +121,12 @@ def _print_episodes(db: ResultStore) -> None:
 @app.command("export")
 def export_(
     file: Annotated[
-        Path, typer.Argument(help="JSONL file to write; a directory for --format thesis-csv.")
+        Path,
+        typer.Argument(
+            help="JSONL file to write (.jsonl.gz: compressed); a directory for --format thesis-csv."
+        ),
     ],
-    store: StoreOption = DEFAULT_STORE,
+    store: StoreOption = DEFAULT,
     experiment: Annotated[str | None, typer.Option(help="Only this experiment's episodes.")] = None,
     fmt: Annotated[
         str,
@@ -126,18 +143,17 @@ def export_(
     """Export episodes as JSONL (format: docs/episode-format.md) or as the thesis' CSV files."""
     from stratagem.studies import get_exporter
 
-    _require_file(store, "store")
     exporter = get_exporter(fmt)
-    with ResultStore(store) as db:
+    with ResultStore(store_to_read(store)) as db:
         lines = exporter(db, file, experiment, {"scores": scores})
     for line in lines:
-        out.print(line, highlight=False, soft_wrap=True)
+        _say(out, line)
 
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="JSONL file of episodes.")],
-    store: StoreOption = DEFAULT_STORE,
+    file: Annotated[Path, typer.Argument(help="JSONL file of episodes (.jsonl.gz as well).")],
+    store: StoreOption = DEFAULT,
     experiment: Annotated[str | None, typer.Option(help="Put them under this experiment.")] = None,
     source: Annotated[str | None, typer.Option(help="Where they come from, e.g. a tool.")] = None,
     fmt: Annotated[
@@ -148,12 +164,27 @@ def import_(
             "per-game aggregates).",
         ),
     ] = "jsonl",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            help="--strict: a bad line refuses the whole file (nothing imported). --no-strict: "
+            "import the good lines and list the bad ones (jsonl only)."
+        ),
+    ] = True,
 ) -> None:
     """Import episodes made by stratagem or another tool; existing ones are skipped."""
+    from stratagem.experiments.episode_io import import_episodes
     from stratagem.studies import get_importer
 
-    _require_file(file, "file")
+    require_file(file, "file")
     importer = get_importer(fmt)
-    with ResultStore(store) as db:
-        report = importer(db, file, experiment, source)
-    out.print(f"imported {report.imported} episodes, skipped {report.skipped} already stored")
+    if not strict and fmt != "jsonl":
+        raise StratagemError(f"--no-strict applies to --format jsonl, not {fmt}")
+    with ResultStore(store_to_write(store)) as db:
+        if strict:
+            report = importer(db, file, experiment, source)
+        else:
+            report = import_episodes(db, file, experiment, source, strict=False)
+    _say(out, f"imported {report.imported} episodes, skipped {report.skipped} already stored")
+    for error in report.errors:
+        _say(out, f"not imported: {error}")

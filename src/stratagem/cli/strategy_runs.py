@@ -7,16 +7,19 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from stratagem.cli.common import (
-    DEFAULT_STORE,
     GameOption,
     NoiseOption,
     SeedOption,
     StrategyOption,
+    _say,
     app,
     out,
 )
+from stratagem.cli.store_paths import DEFAULT, StoreOption, store_to_write
+from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.moran import MoranProcess
@@ -48,9 +51,7 @@ def tournament(
     noise: NoiseOption = 0.0,
     seed: SeedOption = 0,
     self_play: Annotated[bool, typer.Option(help="Each strategy also meets itself.")] = True,
-    store: Annotated[Path, typer.Option(help="SQLite file the matches are written to.")] = (
-        DEFAULT_STORE
-    ),
+    store: StoreOption = DEFAULT,
 ) -> None:
     """Play a round-robin tournament and print its table (default: the classic strategies)."""
     names = strategy or CLASSIC
@@ -69,25 +70,24 @@ def tournament(
         "seed": seed,
         "self_play": self_play,
     }
-    _save_tournament(store, spec, result)
+    _save_tournament(store_to_write(store), spec, result)
+
+
+STANDING_COLUMNS = (
+    Col("rank", keep=3, justify="right", wrap=False),
+    Col("strategy", keep=5),
+    Col("mean score / turn", keep=4, justify="right"),
+    Col("wins", keep=1, justify="right", wrap=False),
+    Col("cooperation", keep=2, justify="right", wrap=False),
+)
 
 
 def _print_standings(result: TournamentResult, title: str) -> None:
-    table = Table(title=title)
-    table.add_column("rank", justify="right")
-    table.add_column("strategy")
-    table.add_column("mean score / turn", justify="right")
-    table.add_column("wins", justify="right")
-    table.add_column("cooperation", justify="right")
-    for row in result.standings():
-        table.add_row(
-            str(row.rank),
-            row.player,
-            f"{row.mean_score:.3f}",
-            str(row.wins),
-            f"{row.cooperation:.2f}",
-        )
-    out.print(table)
+    rows = [
+        [str(r.rank), r.player, f"{r.mean_score:.3f}", str(r.wins), f"{r.cooperation:.2f}"]
+        for r in result.standings()
+    ]
+    out.print(fitted_table(STANDING_COLUMNS, rows, out.width, title=Text(title)))
 
 
 def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResult) -> None:
@@ -96,7 +96,7 @@ def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResu
     with ResultStore(path) as store:
         store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
         if store.status_counts(experiment).get("finished", 0) == len(result.matches):
-            out.print(f"already stored as experiment {experiment} in {path}")
+            _say(out, f"already stored as experiment {experiment} in {path}")
             return
         entries = (
             MatchEntry(
@@ -111,7 +111,7 @@ def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResu
             for m in result.matches
         )
         stored = store.record_matches(entries, replace=True)
-    out.print(f"stored {stored} matches as experiment {experiment} in {path}")
+    _say(out, f"stored {stored} matches as experiment {experiment} in {path}")
 
 
 @app.command()
@@ -133,17 +133,17 @@ def moran(
     result = MoranProcess(
         population, get_stage(game), turns, noise, mutation, generations, seed
     ).play()
-    table = Table(title=f"Moran process on {game}: population by generation")
+    table = Table(title=Text(f"Moran process on {game}: population by generation"))
     labels = sorted({p.label for p in population})
     table.add_column("generation", justify="right")
     for label in labels:
-        table.add_column(label, justify="right")
+        table.add_column(Text(label), justify="right", overflow="fold")
     step = max(1, result.generations // 15)
     shown = sorted({*range(0, result.generations + 1, step), result.generations})
     for g in shown:
         table.add_row(str(g), *(str(result.populations[g][label]) for label in labels))
     out.print(table)
     if result.winner:
-        out.print(f"{result.winner} fixated after {result.generations} generations")
+        _say(out, f"{result.winner} fixated after {result.generations} generations")
     else:
-        out.print(f"no fixation within {result.generations} generations")
+        _say(out, f"no fixation within {result.generations} generations")

@@ -3,8 +3,10 @@ naming its experiment and game, with the game's labels and payoffs when known.""
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import IO, Any
@@ -138,6 +140,11 @@ def episode_to_dict(bundle: EpisodeBundle, experiment: ExperimentRecord | None) 
     return out
 
 
+def _line(bundle: EpisodeBundle, experiment: ExperimentRecord | None) -> str:
+    line = episode_to_dict(bundle, experiment)
+    return json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
 def export_episodes(
     store: ResultStore,
     path_or_stream: str | PathLike[str] | IO[str],
@@ -163,18 +170,56 @@ def export_episodes(
         for ep in records:
             bundle = store.load_episode(ep.id)
             assert bundle is not None
-            line = episode_to_dict(bundle, experiments.get(ep.experiment_id))
-            stream.write(
-                json.dumps(line, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-            )
+            stream.write(_line(bundle, experiments.get(ep.experiment_id)))
         return len(records)
 
     if not isinstance(path_or_stream, str | PathLike):
         return write(path_or_stream)
-    path = Path(path_or_stream)
+    return _to_file(Path(path_or_stream), write)
+
+
+def _to_file(path: Path, write: Callable[[IO[str]], int]) -> int:
+    """Write to `path`, through gzip when it ends in `.gz` (so logs stay compressed)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".gz":
+            with gzip.open(path, "wt", encoding="utf-8", newline="\n") as stream:
+                return write(stream)
         with path.open("w", encoding="utf-8", newline="\n") as stream:
             return write(stream)
     except OSError as exc:
         raise StratagemError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+@dataclass
+class Salvage:
+    """What `export_readable` got out of a damaged store."""
+
+    exported: int = 0
+    finished: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """Finished episodes whose records no longer read back."""
+
+
+def export_readable(store: ResultStore, path: str | PathLike[str]) -> Salvage:
+    """Export every finished episode that still reads back in full, skipping those a damaged page
+    made unreadable, so a damaged store's good results can be imported into a new one."""
+    salvage = Salvage()
+    experiments = {e.id: e for e in store.experiments()}
+    finished = [ep for ep in store.episodes() if ep.status == "finished"]
+    salvage.finished = len(finished)
+
+    def write(stream: IO[str]) -> int:
+        for ep in finished:
+            try:
+                bundle = store.load_episode(ep.id)
+            except StratagemError:
+                salvage.unreadable.append(ep.id)
+                continue
+            assert bundle is not None
+            stream.write(_line(bundle, experiments.get(ep.experiment_id)))
+            salvage.exported += 1
+        return salvage.exported
+
+    _to_file(Path(path), write)
+    return salvage

@@ -9,8 +9,10 @@ transaction, and episodes already in the store are skipped, never overwritten.
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -52,7 +54,7 @@ from stratagem.experiments.store import (
     ResultStore,
     RoundRecord,
 )
-from stratagem.games.catalog import catalog_labels
+from stratagem.games.catalog import GAMES, catalog_labels, catalog_name
 
 __all__ = [
     "FORMAT_VERSION",
@@ -113,11 +115,14 @@ def _players(value: Any) -> tuple[dict[str, Any], ...]:
 
 def _game(value: Any, n: int) -> tuple[str, tuple[tuple[str, ...], ...] | None, Any]:
     if isinstance(value, str):
-        return as_str(value, "game"), None, None
+        _check_known(value, "game")
+        return value, None, None
     game = as_object(value, "game")
     name = as_str(game.get("name"), "game.name")
     labels = None
-    if game.get("labels") is not None:
+    if game.get("labels") is None:
+        _check_known(name, "game.name")
+    else:
         rows = as_list(game["labels"], "game.labels")
         if len(rows) != n:
             raise EpisodeFormatError(
@@ -144,6 +149,18 @@ def _game(value: Any, n: int) -> tuple[str, tuple[tuple[str, ...], ...] | None, 
 def _catalog_labels(game: str, n: int) -> tuple[tuple[str, ...], ...] | None:
     labels = catalog_labels(game)
     return labels if labels is not None and len(labels) == n else None
+
+
+def _check_known(game: str, field: str) -> None:
+    """A game named without its own labels must be one the engine knows: a catalog game, or
+    seed-003's `pd/<setting>` / `rps/<setting>` (docs/episode-format.md). A misspelt name would
+    otherwise become a game of its own, with no moves checked and no metric defined."""
+    if catalog_name(game) not in GAMES:
+        raise EpisodeFormatError(
+            field,
+            f"unknown game '{game}': expected a catalog game (stratagem games), seed-003's "
+            "pd/<setting> or rps/<setting>, or an object with the game's own labels",
+        )
 
 
 def _rounds(
@@ -388,24 +405,30 @@ def episode_from_dict(
 
 
 def _lines(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, parsed JSON, error) for each non-blank line."""
+    """(line number, parsed JSON, error) for each non-blank line; `.gz` files are read through
+    gzip, so compressed logs import as they are."""
     try:
-        stream = path.open("rb")
-    except OSError as exc:
-        raise StratagemError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with stream:
-        for number, raw in enumerate(stream, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield number, None, "not UTF-8 text"
-                continue
-            if not text.strip():
-                continue
-            try:
-                yield number, json.loads(text), None
-            except json.JSONDecodeError as exc:
-                yield number, None, f"not valid JSON: {exc.msg} (column {exc.colno})"
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as stream:
+            yield from _parsed(stream)
+    except (OSError, EOFError, zlib.error) as exc:  # also a .gz file that is not gzip, or cut short
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise StratagemError(f"{path}: cannot read ({why})") from None
+
+
+def _parsed(stream: Iterable[bytes]) -> Iterator[tuple[int, Any, str | None]]:
+    for number, raw in enumerate(stream, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield number, None, "not UTF-8 text"
+            continue
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text), None
+        except json.JSONDecodeError as exc:
+            yield number, None, f"not valid JSON: {exc.msg} (column {exc.colno})"
 
 
 def import_episodes(

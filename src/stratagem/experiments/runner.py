@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Column
 
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
@@ -172,15 +179,22 @@ class Runner:
         limiter = RateLimiter(self.output / LIMITS_FILE)
         budget = self._budget(store)
         stop = asyncio.Event()
+        # One line at 80 columns: the name (never read as markup) and the bar give way first;
+        # episodes, ETA and the usage (calls, tokens, cost) are kept whole.
         progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total} episodes"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[usage]}"),
+            TextColumn(
+                "{task.description}",
+                markup=False,
+                style="bold",
+                table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1, min_width=4),
+            ),
+            BarColumn(bar_width=None, table_column=Column(ratio=1, min_width=4)),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TimeRemainingColumn(compact=True, table_column=Column(no_wrap=True)),
+            TextColumn("{task.fields[usage]}", markup=False, table_column=Column(no_wrap=True)),
             console=self.console,
             disable=not self.show_progress,
+            expand=True,
         )
         task = progress.add_task(self.config.name, total=total, usage="")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +30,22 @@ from stratagem.experiments.records import (
     now,
     redact,
 )
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether SQLite found the file itself damaged ("database disk image is malformed", "file is
+    not a database"): plain `DatabaseError`, not one of its subclasses (constraint violations,
+    locks), which callers handle themselves."""
+    return type(exc) is sqlite3.DatabaseError
+
+
+def damage_message(path: str, exc: BaseException) -> str:
+    """The one line a damaged SQLite file is reported with, and what to do about it."""
+    where = Path(path).parent
+    return (
+        f"{path}: the file is damaged ({exc}); `stratagem doctor {where}` checks it and says "
+        "what can be recovered"
+    )
 
 
 class StoreConnection:
@@ -55,6 +71,8 @@ class StoreConnection:
             self._open(memory)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if is_damage(exc) and "malformed" in str(exc):
+                raise self._damaged(exc) from None
             raise StratagemError(
                 f"{self.path}: not a SQLite database, cannot be used as a result store ({exc})"
             ) from None
@@ -82,6 +100,27 @@ class StoreConnection:
         with self._lock:
             self._conn.close()
 
+    def _damaged(self, exc: sqlite3.DatabaseError) -> StratagemError:
+        return StratagemError(damage_message(self.path, exc))
+
+    @staticmethod
+    def integrity_problems(path: str | PathLike[str], limit: int = 20) -> list[str]:
+        """SQLite's integrity check of a store file, opened read-only (nothing is migrated or
+        written): the first `limit` problems it reports, none for a sound file."""
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True)
+        except sqlite3.Error as exc:
+            return [f"cannot open ({exc})"]
+        try:
+            rows = conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        finally:
+            conn.close()
+        problems = [str(r[0]) for r in rows]
+        return [] if problems == ["ok"] else problems
+
     def __enter__(self) -> Self:
         return self
 
@@ -108,7 +147,7 @@ class StoreConnection:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One transaction: all its writes happen, or none. Nested use becomes a savepoint."""
-        with self._lock:
+        with self._lock, self._reporting():
             conn = self._conn
             if self._depth:
                 name = f"sp{self._depth}"
@@ -129,8 +168,12 @@ class StoreConnection:
             self._depth = 1
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                if is_damage(exc):  # the rollback may meet the same damage: report the first
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                else:
+                    conn.execute("ROLLBACK")
                 raise
             else:
                 conn.execute("COMMIT")
@@ -138,8 +181,18 @@ class StoreConnection:
                 self._depth = 0
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self._reporting():
             return self._conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _reporting(self) -> Iterator[None]:
+        """A damaged page met mid-query becomes one line naming this file, not a traceback."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise self._damaged(exc) from None
+            raise
 
     @staticmethod
     def _experiment(row: sqlite3.Row) -> ExperimentRecord:

@@ -1,0 +1,63 @@
+"""The one way every command names a result store: a results directory or its `stratagem.db`,
+`results` by default. `run` writes `results/<name>/stratagem.db`, so reading the default finds the
+store directly in `results` or, failing that, the one results directory under it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stratagem.errors import StratagemError
+
+STORE_FILE = "stratagem.db"
+"""The store's name inside a results directory (the runner's `STORE_FILE`)."""
+DEFAULT = Path("results")
+HELP = (
+    "A results directory or its stratagem.db file; 'results' (the default) means the store there "
+    "or the one results directory under it."
+)
+
+StoreArg = Annotated[Path, typer.Argument(help=HELP, show_default=True)]
+StoreOption = Annotated[Path, typer.Option("--store", help=HELP)]
+
+
+def _direct(path: Path) -> Path:
+    return path if path.is_file() or path.suffix == ".db" else path / STORE_FILE
+
+
+def stores_in(path: Path) -> list[Path]:
+    """Every store `path` names (several only for a directory of results directories)."""
+    direct = _direct(path)
+    if direct.is_file():
+        return [direct]
+    below = sorted(path.glob(f"*/{STORE_FILE}")) if path.is_dir() else []
+    if not path.exists():
+        raise StratagemError(f"result store '{path}' does not exist")
+    if not below:
+        raise StratagemError(
+            f"no result store at '{path}' (no {STORE_FILE} there); `stratagem run FILE` makes "
+            "one, or name a results directory"
+        )
+    return below
+
+
+def store_to_read(path: Path) -> Path:
+    """The one store `path` names; several are an error that lists them."""
+    found = stores_in(path)
+    if len(found) > 1:
+        names = ", ".join(str(p.parent) for p in found[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        raise StratagemError(f"'{path}' holds {len(found)} result stores ({names}{more}): name one")
+    return found[0]
+
+
+def store_to_write(path: Path) -> Path:
+    """The store file `path` names, created if need be."""
+    return _direct(path)
+
+
+def require_file(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise StratagemError(f"{what} '{path}' does not exist")
