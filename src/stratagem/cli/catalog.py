@@ -1,49 +1,114 @@
-"""Commands that list what can be played: games, strategies, architectures."""
+"""Commands that list what can be played: games, strategies, architectures.
+
+Names a user types next (a game, a strategy, an alias) are printed whole, on one line; the
+descriptions wrap, and a narrow terminal drops the least useful columns first."""
 
 from __future__ import annotations
 
-from rich.table import Table
+import inspect
+
 from rich.text import Text
 
 from stratagem.cli.common import app, out
+from stratagem.cli.tables import Col, fitted_table
 from stratagem.games.catalog import GAMES
 from stratagem.games.normal_form import NormalFormGame
-from stratagem.strategies.registry import STRATEGIES, get_strategy
+from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
+
+GAME_COLUMNS = (
+    Col("name", keep=9, wrap=False),
+    Col("players", keep=4, justify="right", wrap=False),
+    Col("actions", keep=6, least=11),
+    Col("run", keep=8, wrap=False),
+    Col("tournament", keep=7, wrap=False),
+    Col("source", keep=1),
+    Col("description", keep=5, least=20),
+)
 
 
 @app.command()
 def games() -> None:
-    """List the games of the catalog."""
-    table = Table(title="games")
-    for column in ("name", "players", "actions", "source", "description"):
-        table.add_column(column)
+    """List the games of the catalog and the commands that play them."""
+    rows = []
     for entry in GAMES.values():
         game = entry.factory()
-        actions = " / ".join(game.labels[0]) if isinstance(game, NormalFormGame) else "structured"
-        table.add_row(entry.name, str(game.n_players), actions, entry.source, entry.description)
-    out.print(table)
+        matrix = isinstance(game, NormalFormGame)
+        actions = " / ".join(game.labels[0]) if matrix else "structured"
+        in_tournament = matrix and game.n_players == 2
+        rows.append(
+            [
+                entry.name, str(game.n_players), actions, "yes",
+                "yes" if in_tournament else "no", entry.source, entry.description,
+            ]
+        )  # fmt: skip
+    out.print(fitted_table(GAME_COLUMNS, rows, out.width, title=Text("games")))
+    out.print(
+        Text(
+            "run: every game, in an experiment file's games or line-ups; tournament and moran: "
+            "2-player matrix games (--game)."
+        )
+    )
+
+
+STRATEGY_COLUMNS = (
+    Col("name", keep=9, wrap=False),
+    Col("also", keep=8),
+    Col("memory", keep=2, justify="right", wrap=False),
+    Col("stochastic", keep=1, wrap=False),
+    Col("nice", keep=1, wrap=False),
+    Col("retaliating", keep=1, wrap=False),
+    Col("forgiving", keep=1, wrap=False),
+    Col("about", keep=7, least=20),
+)
+
+
+LONG_ALIAS = 12
+"""Aliases longer than this are listed under the strategies table, not in it."""
+
+
+def _form(name: str, factory: StrategyFactory) -> str:
+    """How the strategy is typed: `Random(p)`, `Pattern(a, b, ...)`, or the bare name."""
+    params = list(inspect.signature(factory).parameters.values())
+    if not params:
+        return name
+    if params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+        return f"{name}(a, b, ...)"
+    return f"{name}({', '.join(p.name for p in params)})"
 
 
 @app.command()
 def strategies() -> None:
-    """List the rule-based strategies and their classifiers."""
-    table = Table(title="strategies (axl:<Name> plays any strategy of the axelrod library)")
-    for column in ("name", "memory", "stochastic", "nice", "retaliating", "forgiving", "about"):
-        table.add_column(column)
-    for name in STRATEGIES:
+    """List the rule-based strategies, the other names they answer to, and their classifiers."""
+    aliases: dict[str, list[str]] = {}
+    bots = []  # seed-003's long bot names, listed under the table so no column has to fold them
+    for alias, target in ALIASES.items():
+        if len(alias) > LONG_ALIAS:
+            bots.append(f"{alias} = {target}")
+        else:
+            aliases.setdefault(target, []).append(alias)
+    rows = []
+    for name, factory in STRATEGIES.items():
         strategy = get_strategy(name)
         c = strategy.classifier
         doc = (type(strategy).__doc__ or "").strip().split(":")[0].splitlines()[0]
-        table.add_row(
-            name,
-            "∞" if c.memory_depth == float("inf") else str(int(c.memory_depth)),
-            *(
-                "yes" if flag else "no"
-                for flag in (c.stochastic, c.nice, c.retaliating, c.forgiving)
-            ),
-            doc,
+        rows.append(
+            [
+                _form(name, factory),
+                " ".join(aliases.get(name, [])),
+                "∞" if c.memory_depth == float("inf") else str(int(c.memory_depth)),
+                *("yes" if flag else "no" for flag in (c.stochastic, c.nice, c.retaliating,
+                                                       c.forgiving)),
+                doc,
+            ]
+        )  # fmt: skip
+    out.print(fitted_table(STRATEGY_COLUMNS, rows, out.width, title=Text("strategies")))
+    out.print(
+        Text(
+            f"Also: {', '.join(bots)}. Names and aliases ignore case, spaces, '-' and '_'; "
+            "arguments go in parentheses, e.g. 'Random(0.3)'. axl:<Name> plays any strategy of "
+            "the axelrod library."
         )
-    out.print(table)
+    )
 
 
 @app.command()
@@ -51,7 +116,6 @@ def architectures() -> None:
     """List the LLM agent architectures an agent entry's `kind` can name."""
     from stratagem.agents.registry import ARCHITECTURES
 
-    table = Table("kind", "what it does")
-    for arch in ARCHITECTURES.values():
-        table.add_row(Text(arch.name), Text(arch.description))
-    out.print(table)
+    columns = (Col("kind", keep=2, wrap=False), Col("what it does", keep=1))
+    rows = [[arch.name, arch.description] for arch in ARCHITECTURES.values()]
+    out.print(fitted_table(columns, rows, out.width))

@@ -14,7 +14,7 @@ from rich.text import Text
 BORDER = 3
 """Characters a column costs besides its text in rich's default box: two of padding, one rule."""
 WRAP_MIN = 8
-"""The narrowest a wrapping column is squeezed to (its longest word folds beyond that)."""
+"""The narrowest a wrapping column is squeezed to by default (longer words fold beyond it)."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class Col:
     keep: int
     justify: Literal["left", "right"] = "left"
     wrap: bool = True
+    least: int = WRAP_MIN
+    """The narrowest a wrapping column may be squeezed to before columns are dropped."""
 
 
 def _min_width(col: Col, cells: Sequence[str]) -> int:
@@ -33,7 +35,26 @@ def _min_width(col: Col, cells: Sequence[str]) -> int:
         return max(len(s) for s in [col.header, *cells])
     header = max(len(w) for w in col.header.split())
     words = [len(w) for s in cells for w in s.split()]
-    return max(header, min(WRAP_MIN, max(words, default=1)))
+    return max(header, min(col.least, max(words, default=1)))
+
+
+def _widths(
+    columns: Sequence[Col], natural: list[int], words: list[int], mins: list[int], room: int
+) -> list[int]:
+    """Every column at its natural width if that fits; else the wrapping ones first get their
+    longest word whole (most valued first), then share the rest in proportion to their need."""
+    if sum(natural) <= room:
+        return natural
+    widths = list(mins)
+    for i in sorted(range(len(columns)), key=lambda i: -columns[i].keep):
+        grow = min(words[i], natural[i]) - widths[i]
+        if columns[i].wrap and 0 < grow <= room - sum(widths):
+            widths[i] += grow
+    spare = room - sum(widths)
+    want = [n - w if c.wrap else 0 for c, n, w in zip(columns, natural, widths, strict=True)]
+    if spare > 0 and sum(want) > 0:
+        widths = [w + spare * x // sum(want) for w, x in zip(widths, want, strict=True)]
+    return widths
 
 
 def fitted_table(
@@ -50,15 +71,16 @@ def fitted_table(
         shown.remove(by_value.pop(0))
     dropped = [columns[i].header for i in range(len(columns)) if i not in shown]
     caption = Text(f"(too narrow for: {', '.join(dropped)})") if dropped else None
+    natural = [max(len(s) for s in [columns[i].header, *(r[i] for r in rows)]) for i in shown]
+    room = width - BORDER * len(shown) - 1
+    words = [max(len(w) for s in [columns[i].header, *(r[i] for r in rows)] for w in s.split())
+             for i in shown]  # fmt: skip
+    widths = _widths([columns[i] for i in shown], natural, words, [mins[i] for i in shown], room)
     table = Table(title=title, caption=caption)
-    for i in shown:
+    for i, w in zip(shown, widths, strict=True):
         col = columns[i]
         table.add_column(
-            col.header,
-            justify=col.justify,
-            no_wrap=not col.wrap,
-            overflow="fold",
-            min_width=mins[i] if not col.wrap else None,
+            col.header, justify=col.justify, no_wrap=not col.wrap, overflow="fold", width=w
         )
     for row in rows:
         table.add_row(*(Text(row[i]) for i in shown))

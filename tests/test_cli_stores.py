@@ -1,0 +1,184 @@
+"""The store as every command names it (issue 11, items 10-12): one default for all, a damaged file
+reported in one line, `stratagem doctor`, and an import as strict as the engine."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stratagem.cli import main
+
+PAGE = 4096
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def experiment(tmp_path: Path, name: str = "small", seeds: int = 6) -> Path:
+    """A small scripted run's file: its results go to results/<name> (relative to the cwd)."""
+    path = tmp_path / f"{name}.yaml"
+    data = {
+        "name": name,
+        "output": f"results/{name}",
+        "models": [{"model": "scripted/cooperate"}],
+        "agents": [{"name": "plain"}],
+        "games": ["dilemma"],
+        "opponents": ["TitForTat", "AlwaysDefect"],
+        "rounds": [3],
+        "seeds": list(range(seeds)),
+    }
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Path:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, "run", str(experiment(tmp_path)), "--no-progress")
+    assert code == 0, err
+    return tmp_path / "results" / "small"
+
+
+def test_every_command_finds_the_store_run_wrote_by_default(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(capsys, "export", "x.jsonl")
+    assert code == 0, err
+    assert len(Path("x.jsonl").read_text().splitlines()) == 12
+    code, out, _ = cli(capsys, "status")
+    assert code == 0 and "12 finished" in out
+    assert cli(capsys, "status", str(ran / "stratagem.db"))[0] == 0  # the file works as well
+    assert cli(capsys, "show")[0] == 0
+    assert cli(capsys, "report", "--out", "r.html")[0] == 0 and Path("r.html").is_file()
+    code, out, _ = cli(capsys, "doctor")
+    assert code == 0 and "sound" in out
+    # Import and tournament write where the readers look: `results` itself.
+    assert cli(capsys, "import", "x.jsonl", "--store", "copy")[0] == 0
+    assert cli(capsys, "export", "y.jsonl", "--store", "copy")[0] == 0
+    assert len(Path("y.jsonl").read_text().splitlines()) == 12
+
+
+def test_several_results_directories_are_named_not_guessed(
+    ran: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(capsys, "run", str(experiment(tmp_path, "other", 1)), "--no-progress")[0] == 0
+    code, _, err = cli(capsys, "export", "x.jsonl")
+    assert code == 2
+    assert err.strip() == (
+        "error: 'results' holds 2 result stores (results/other, results/small): name one"
+    )
+    code, out, _ = cli(capsys, "status")  # status summarises them all
+    assert code == 0 and "other" in out and "small" in out
+
+
+def damage(store: Path, table: str | None = None) -> None:
+    """Overwrite one 4 KiB page (a bad sector, a torn copy): the root page of `table`, or one in
+    the middle of the file (rows of rounds and model calls)."""
+    _checkpoint(store)
+    conn = sqlite3.connect(store)
+    (size,) = conn.execute("PRAGMA page_size").fetchone()
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name=?", (table,)).fetchone()
+    conn.close()
+    data = bytearray(store.read_bytes())
+    assert size == PAGE and len(data) // PAGE >= 20, "expected a store of 4 KiB pages, 20 or more"
+    at = (root[0] - 1) * PAGE if root else (len(data) // PAGE // 2) * PAGE
+    data[at : at + PAGE] = b"\xa5" * PAGE
+    store.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["report", "--out", "r.html"],
+        ["export", "x.jsonl"],
+        ["import", "x.jsonl", "--store", "results/small"],
+        ["run", "small.yaml", "--no-progress"],
+    ],
+)
+def test_a_damaged_store_is_one_line_naming_the_file(
+    ran: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    Path("x.jsonl").write_text(json.dumps(_line()) + "\n", encoding="utf-8")
+    damage(ran / "stratagem.db", "episodes")
+    code, out, err = cli(capsys, *argv)
+    assert code == 2, (out, err)
+    (line,) = err.strip().splitlines()
+    assert line.startswith("error: ") and "stratagem.db: the file is damaged" in line
+    assert "stratagem doctor results/small" in line and "Traceback" not in err
+
+
+def test_doctor_checks_and_recovers_what_still_reads_back(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage(ran / "stratagem.db")
+    assert cli(capsys, "export", "all.jsonl")[0] == 2
+    code, out, _ = cli(capsys, "doctor", str(ran))
+    assert code == 1
+    assert "stratagem.db: damaged (" in out
+    assert "cache.db: sound; safe to delete" in out
+    assert "--export saved.jsonl" in out
+    code, out, _ = cli(capsys, "doctor", str(ran), "--export", "saved.jsonl")
+    assert code == 1
+    saved = Path("saved.jsonl").read_text().splitlines()
+    assert 0 < len(saved) < 12
+    assert f"exported {len(saved)} of 12 finished episodes to saved.jsonl; " in out
+    assert "no longer read back" in out
+    assert cli(capsys, "import", "saved.jsonl", "--store", "fresh")[0] == 0
+    code, out, _ = cli(capsys, "status", "fresh")
+    assert code == 0 and f"{len(saved)} finished" in out
+
+
+def _checkpoint(store: Path) -> None:
+    """Fold the write-ahead log into the file, so the damaged page is the one SQLite reads."""
+    conn = sqlite3.connect(store)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+
+
+def _line(**changes: object) -> dict[str, object]:
+    line: dict[str, object] = {
+        "game": "dilemma",
+        "players": ["a", "b"],
+        "rounds": [{"actions": ["cooperate", "defect"]}],
+    }
+    return {**line, **changes}
+
+
+def test_import_refuses_an_unknown_game_with_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "logs.jsonl"
+    path.write_text(json.dumps(_line()) + "\n" + json.dumps(_line(game="nosuchgame")) + "\n")
+    code, _, err = cli(capsys, "import", str(path), "--store", str(tmp_path / "s"))
+    assert code == 2
+    assert f"{path}:2: game: unknown game 'nosuchgame'" in err
+    assert len(err.strip().splitlines()) == 1
+    code, out, _ = cli(capsys, "import", str(path), "--store", str(tmp_path / "s"), "--no-strict")
+    assert code == 0 and "imported 1 episodes" in out
+    assert f"not imported: {path}:2: game: unknown game 'nosuchgame'" in out
+
+
+def test_gzipped_jsonl_imports_directly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "logs.jsonl.gz"
+    path.write_bytes(gzip.compress((json.dumps(_line()) + "\n").encode()))
+    code, out, _ = cli(capsys, "import", str(path), "--store", str(tmp_path / "s"))
+    assert code == 0 and "imported 1 episodes" in out
+    back = tmp_path / "back.jsonl.gz"
+    assert cli(capsys, "export", str(back), "--store", str(tmp_path / "s"))[0] == 0
+    assert json.loads(gzip.decompress(back.read_bytes()))["rounds"]
