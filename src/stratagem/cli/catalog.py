@@ -32,9 +32,9 @@ def games() -> None:
     rows = []
     for entry in GAMES.values():
         game = entry.factory()
-        matrix = isinstance(game, NormalFormGame)
-        actions = " / ".join(game.labels[0]) if matrix else "structured"
-        in_tournament = matrix and game.n_players == 2
+        matrix = game if isinstance(game, NormalFormGame) else None
+        actions = " / ".join(matrix.labels[0]) if matrix else "structured"
+        in_tournament = matrix is not None and matrix.n_players == 2
         rows.append(
             [
                 entry.name, str(game.n_players), actions, "yes",
