@@ -51,7 +51,7 @@ def _status_of(db: ResultStore, path: Path) -> None:
             + f"; {calls['calls']} model calls ({calls['cached']} cached, "
             f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
         )
-        out.print(line, soft_wrap=True)
+        out.print(line)
         reasons = list(
             dict.fromkeys(
                 ep.error or "no reason recorded"
