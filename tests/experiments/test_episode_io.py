@@ -330,18 +330,36 @@ def test_missing_file(tmp_path: Path) -> None:
         import_episodes(ResultStore(), tmp_path / "nope.jsonl")
 
 
-def seed003_to_line(game: dict[str, Any], setting: str) -> dict[str, Any]:
-    """The conversion docs/episode-format.md describes for a seed-003 game.json."""
+SEED003_NAMES = {"default": "zs", "tft": "tft-br"}
+"""seed-003 player types renamed on import: RPS's zero-shot, and the study's best-response bot."""
+SEED003_LLM = {"zs", "cot", "spp", "default"}
+
+
+def seed003_to_line(game: dict[str, Any], path: str) -> dict[str, Any]:
+    """The conversion docs/episode-format.md describes for a seed-003 game.json at `path`."""
+    *_, data, iteration, model, family, setting, _matchup, _file = Path(path).parts
+    k = int(iteration.removeprefix("iteration_"))
     n = 2
     moves = [game[f"player_{i}_moves"] for i in range(n)]
     points = [game[f"player_{i}_points"] for i in range(n)]
     tokens = [game[f"player_{i}_tokens"] for i in range(n)]
+
+    def name(i: int) -> str:
+        kind = game[f"player_{i}_player_type"]
+        renamed = SEED003_NAMES.get(kind, kind)
+        return f"sc-{renamed}" if data == "data_tot" and i == 0 else renamed
+
+    spec: dict[str, Any] = {"model": model, "iteration": k}
+    if "random_player_sequence" in game:
+        spec["random_player_sequence"] = game["random_player_sequence"]
     return {
-        "game": {"name": setting},
+        "game": f"{family}/{setting}",
+        "seed": k,
+        "spec": spec,
         "players": [
             {
-                "name": game[f"player_{i}_player_type"],
-                "kind": "llm" if game.get(f"player_{i}_model_id") else "strategy",
+                "name": name(i),
+                "kind": "llm" if game[f"player_{i}_player_type"] in SEED003_LLM else "strategy",
                 "model": game.get(f"player_{i}_model_id"),
             }
             for i in range(n)
@@ -360,11 +378,11 @@ def seed003_to_line(game: dict[str, Any], setting: str) -> dict[str, Any]:
     }
 
 
-def test_a_seed003_game_converts_as_documented(tmp_path: Path) -> None:
-    game = {
-        "player_0_player_type": "zs",
-        "player_0_model_id": "anthropic.claude-3-7-sonnet",
-        "player_1_player_type": "tft",
+def seed003_game(p0: str, p1: str) -> dict[str, Any]:
+    return {
+        "player_0_player_type": p0,
+        "player_0_model_id": "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+        "player_1_player_type": p1,
         "player_1_model_id": None,
         "valid_outcomes": [True, False],
         "player_0_moves": ["paper", None],
@@ -375,12 +393,43 @@ def test_a_seed003_game_converts_as_documented(tmp_path: Path) -> None:
         "player_1_tokens": [0, 0],
         "player_0_total_points": -1,
         "player_1_total_points": 1,
+        "random_player_sequence": True,
     }
-    path = write_lines(tmp_path / "rps.jsonl", [seed003_to_line(game, "rps/ba3")])
+
+
+def test_a_seed003_game_converts_as_documented(tmp_path: Path) -> None:
+    """Two logs the player types alone would merge: a plain zero-shot game of the thinking variant,
+    and a self-consistency game of the plain variant (same provider id, same `default` type)."""
+    from stratagem.analysis.episodes import load_episodes
+    from stratagem.studies.counterfactual.tables import study_games
+
+    root = "logs/logs_3"
+    lines = [
+        seed003_to_line(seed003_game("default", "tft"),
+                        f"{root}/data/iteration_3/Claude 3.7 Sonnet (Thinking)/rps/ba3/"
+                        "rps_default_tft/game.json"),
+        seed003_to_line(seed003_game("default", "tft"),
+                        f"{root}/data_tot/iteration_1/Claude 3.7 Sonnet/rps/ba3/"
+                        "rps_default_tft/game.json"),
+    ]  # fmt: skip
+    path = write_lines(tmp_path / "rps.jsonl", lines)
     store = ResultStore()
-    import_episodes(store, path, source="import:seed-003")
-    (ep,) = store.episodes()
-    assert ep.payoffs == (-1.0, 1.0) and ep.players[1]["kind"] == "strategy"
-    rounds = store.rounds(ep.id)
+    assert import_episodes(store, path, source="import:seed-003").imported == 2
+    plain, sc = sorted(store.episodes(), key=lambda ep: ep.seed or 0, reverse=True)
+    assert plain.game == "rps/ba3" and plain.payoffs == (-1.0, 1.0)
+    assert [p["name"] for p in plain.players] == ["zs", "tft-br"]
+    assert plain.players[1]["kind"] == "strategy"
+    assert plain.spec == {"model": "Claude 3.7 Sonnet (Thinking)", "iteration": 3,
+                          "random_player_sequence": True}  # fmt: skip
+    assert [p["name"] for p in sc.players] == ["sc-zs", "tft-br"] and sc.seed == 1
+    rounds = store.rounds(plain.id)
     assert [r.valid for r in rounds] == [True, False]
     assert rounds[1].tokens == (668, 0)
+    # The study's tables read them as two rows of two models against its `tft` column.
+    (experiment,) = store.experiments()
+    games, skipped = study_games(load_episodes(store, experiment.id, event_kinds=()))
+    assert not skipped
+    assert sorted((g.model, g.prompt, g.opponent, g.run) for g in games) == [
+        ("Claude 3.7 Sonnet", "sc-zs", "tft", "1:1"),
+        ("Claude 3.7 Sonnet (Thinking)", "zs", "tft", "3:3"),
+    ]
