@@ -225,11 +225,13 @@ def test_request_building() -> None:
 # --- fault injection ---------------------------------------------------------------------------
 
 
-def test_each_fault_is_transient_then_the_answer_comes() -> None:
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
+def test_each_fault_is_transient_then_the_answer_comes(transport: str) -> None:
     with FakeOpenAIServer(slow_s=1.5) as server:
         provider = OpenAIProvider(
-            "openai/fake", api_key=KEY, base_url=server.base_url, timeout_s=0.5
-        )
+            "openai/fake", api_key=KEY, base_url=server.base_url, timeout_s=0.5,
+            transport=transport,
+        )  # fmt: skip
         request = Request((SYSTEM, Message("user", "Your move?")), choices=MOVES, seed=1)
 
         async def go() -> tuple[list[TransientError], Response]:
@@ -254,20 +256,26 @@ def test_each_fault_is_transient_then_the_answer_comes() -> None:
     assert response.usage.input_tokens == 7 and response.usage.output_tokens == 3
 
 
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
 @pytest.mark.parametrize("status", ["400", "401", "404"])
-def test_client_errors_are_permanent_and_never_show_the_key(status: str) -> None:
+def test_client_errors_are_permanent_and_never_show_the_key(status: str, transport: str) -> None:
     with FakeOpenAIServer([status]) as server:
-        provider = OpenAIProvider("openai/fake", api_key=KEY, base_url=server.base_url)
+        provider = OpenAIProvider(
+            "openai/fake", api_key=KEY, base_url=server.base_url, transport=transport
+        )
         with pytest.raises(PermanentError) as caught:
             ask(provider, Request((Message("user", "hi"),)))
     assert status in str(caught.value)
+    assert status != "401" or "unauthorised" in str(caught.value)
     assert KEY not in str(caught.value) and "abcdefghijklmnop" not in str(caught.value)
 
 
-def test_connection_refused_is_transient() -> None:
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
+def test_connection_refused_is_transient(transport: str) -> None:
     provider = OpenAIProvider(
-        "openai/none", api_key=KEY, base_url=f"http://127.0.0.1:{free_port()}/v1", timeout_s=2
-    )
+        "openai/none", api_key=KEY, base_url=f"http://127.0.0.1:{free_port()}/v1", timeout_s=2,
+        transport=transport,
+    )  # fmt: skip
     with pytest.raises(TransientError, match="connection error"):
         ask(provider, Request((Message("user", "hi"),)))
 
@@ -309,8 +317,6 @@ def test_pipeline_retries_exactly_once_per_fault() -> None:
 
 
 def test_tool_calls_reasoning_and_malformed_completions_are_parsed() -> None:
-    from openai.types.chat import ChatCompletion
-
     provider = OpenAIProvider("openai/m", api_key=KEY)
     body = completion_body("m", "")
     body["choices"][0]["message"] = {
@@ -323,7 +329,7 @@ def test_tool_calls_reasoning_and_malformed_completions_are_parsed() -> None:
         ],
     }
     request = Request((Message("user", "hi"),), choices=MOVES)
-    response = provider.parse_completion(ChatCompletion.model_validate(body), request, 0.1)
+    response = provider.parse_completion(body, request, 0.1)
     assert response.tool_calls == (
         ToolCall("a", "look", {"n": 2}),
         ToolCall("b", "look", {"_raw": "{oops"}),
@@ -331,6 +337,20 @@ def test_tool_calls_reasoning_and_malformed_completions_are_parsed() -> None:
     assert response.text == "" and response.reasoning == "Defection dominates."
     with pytest.raises(TransientError, match="malformed"):
         provider.parse_completion("<html>oops</html>", request, 0.1)
-    no_choices = ChatCompletion.model_validate({**body, "choices": []})
     with pytest.raises(TransientError, match="malformed"):
-        provider.parse_completion(no_choices, request, 0.1)
+        provider.parse_completion({**body, "choices": []}, request, 0.1)
+    with pytest.raises(TransientError, match="malformed"):
+        provider.parse_completion({**body, "choices": [{"message": {"content": 3}}]}, request, 0.1)
+
+
+def test_the_aiohttp_transport_serves_one_provider_across_event_loops() -> None:
+    """A session belongs to one loop: a provider used by two `asyncio.run`s opens a second."""
+    with FakeOpenAIServer(["ok", "ok"]) as server:
+        provider = OpenAIProvider("openai/fake", api_key=KEY, base_url=server.base_url)
+        request = Request((SYSTEM, Message("user", "Your move?")), choices=MOVES)
+        first = asyncio.run(provider.complete(request, 0))
+        second = ask(provider, request)
+        assert server.served == ["ok", "ok"]
+    assert first.text == second.text == "cooperate"
+    with pytest.raises(PermanentError, match=r"params\.transport"):
+        OpenAIProvider("openai/fake", api_key=KEY, transport="carrier-pigeon")

@@ -105,6 +105,9 @@ class Prices:
         for model, value in (overrides or {}).items():
             table[model] = to_price(model, value)
         self._table = table
+        self._found: dict[str, Price | None] = {}
+        """`price` answers by model: the table never changes, and matching every pattern on
+        every call cost more than the rest of the cost accounting."""
 
     def with_overrides(self, overrides: Mapping[str, PriceLike]) -> Prices:
         """A copy with more overrides on top (e.g. one model's config)."""
@@ -112,13 +115,14 @@ class Prices:
 
     def price(self, model: str) -> Price | None:
         """The exact entry if there is one, else the most specific matching pattern."""
+        if model in self._found:
+            return self._found[model]
         exact = self._table.get(model)
-        if exact is not None:
-            return exact
-        matches = [p for p in self._table if fnmatchcase(model, p)]
-        if not matches:
-            return None
-        return self._table[max(matches, key=_specificity)]
+        if exact is None:
+            matches = [p for p in self._table if fnmatchcase(model, p)]
+            exact = self._table[max(matches, key=_specificity)] if matches else None
+        self._found[model] = exact
+        return exact
 
     def known(self, model: str) -> bool:
         return self.price(model) is not None

@@ -6,7 +6,8 @@ Requests are plain data so the response cache can hash them and the store can re
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -18,6 +19,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
 
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": copy.deepcopy(self.arguments)}
+
 
 @dataclass(frozen=True)
 class Message:
@@ -28,6 +32,14 @@ class Message:
     tool_call_id: str | None = None
     """For a `tool` message: the call it answers."""
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": tuple(c.to_json() for c in self.tool_calls),
+            "tool_call_id": self.tool_call_id,
+        }
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -36,6 +48,13 @@ class Tool:
     name: str
     description: str
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": copy.deepcopy(self.parameters),
+        }
 
 
 @dataclass(frozen=True)
@@ -55,7 +74,19 @@ class Request:
     """Samples wanted (self-consistency); each sample is cached under its own index."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """A fresh dict of plain data, as `dataclasses.asdict` would give, built directly: it
+        runs for the cache key, the cache row and the store record of every call, and `asdict`'s
+        generic deep copy cost more than the rest of a call's bookkeeping."""
+        return {
+            "messages": tuple(m.to_json() for m in self.messages),
+            "tools": tuple(t.to_json() for t in self.tools),
+            "choices": self.choices,
+            "json_schema": copy.deepcopy(self.json_schema),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "n": self.n,
+        }
 
 
 @dataclass(frozen=True)
@@ -90,4 +121,19 @@ class Response:
     model: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """A fresh dict of plain data, as `dataclasses.asdict` would give (see `Request`)."""
+        usage = self.usage
+        return {
+            "text": self.text,
+            "tool_calls": tuple(c.to_json() for c in self.tool_calls),
+            "reasoning": self.reasoning,
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "reasoning_tokens": usage.reasoning_tokens,
+            },
+            "latency_s": self.latency_s,
+            "cost_usd": self.cost_usd,
+            "cached": self.cached,
+            "model": self.model,
+        }

@@ -1,8 +1,5 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, llama.cpp, Ollama, Mistral...).
 
-Built on the official `openai` SDK with its own retries switched off: retrying is the pipeline's
-job, so that every attempt is counted, rate-limited and recorded the same way for every provider.
-
 Constrained output: `request.choices` becomes a `response_format` JSON schema
 `{"choice": <one of the labels>}` and the chosen label comes back as the text; `request.json_schema`
 becomes a `response_format` schema as it is. `params["structured"]` says how the server takes it:
@@ -14,12 +11,16 @@ becomes a `response_format` schema as it is. `params["structured"]` says how the
 - `"none"`: no response_format; the reply is returned as given (the label itself when it matches
   one, ignoring case and surrounding punctuation) and the agent re-asks if it is not legal.
 
-Params (`ModelConfig.params`): `structured` (above), `max_tokens_field`
-("max_tokens", or "max_completion_tokens" for OpenAI's reasoning models; the default when
-`reasoning_effort` is set on OpenAI's own API), `strict_schema` (False: pass `strict` for a
-request's own json_schema), `reasoning_effort` (sent as the request's `reasoning_effort`; see
-`stratagem.llm.reasoning`), `extra_body` (a dict merged into every request, for server-specific
-options).
+Calls go over aiohttp (`openai_http`: the SDK cost ~2 ms of CPU per call and capped a process near
+a third of a fast API's rate at 256 calls in flight); `params["transport"] = "sdk"` sends them
+through the official `openai` SDK instead (its own retries off: retrying is the pipeline's job).
+
+Params (`ModelConfig.params`): `transport` ("aiohttp" or "sdk"), `structured` (above),
+`max_tokens_field` ("max_tokens", or "max_completion_tokens" for OpenAI's reasoning models; the
+default when `reasoning_effort` is set on OpenAI's own API), `strict_schema` (False: pass
+`strict` for a request's own json_schema), `reasoning_effort` (sent as the request's
+`reasoning_effort`; see `stratagem.llm.reasoning`), `extra_body` (a dict merged into every
+request, for server-specific options).
 
 Reasoning text comes back as `Response.reasoning`, never as the answer: from the message's
 `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama) field, or from a
@@ -40,6 +41,7 @@ from openai.types.chat import ChatCompletion
 
 from stratagem.llm.errors import PermanentError, TransientError
 from stratagem.llm.providers._common import check_params, redact, status_error
+from stratagem.llm.providers.openai_http import OpenAIHTTP, default_base_url
 from stratagem.llm.reasoning import reasoning_effort as read_effort
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
@@ -52,6 +54,7 @@ NO_KEY = "sk-no-key-required"
 
 CHOICE_FIELD = "choice"
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
+TRANSPORTS = ("aiohttp", "sdk")
 
 
 def choice_schema(labels: tuple[str, ...]) -> dict[str, Any]:
@@ -117,12 +120,16 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def usage_of(usage: Any) -> Usage:
-    """Billed tokens; `completion_tokens` already includes the reasoning tokens."""
-    if usage is None:
+    """Billed tokens of a completion's `usage` object; `completion_tokens` already includes the
+    reasoning tokens."""
+    if not isinstance(usage, dict):
         return Usage()
-    details = getattr(usage, "completion_tokens_details", None)
-    thinking = getattr(details, "reasoning_tokens", None) if details is not None else None
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, thinking or 0)
+    details = usage.get("completion_tokens_details")
+    thinking = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return Usage(
+        int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+        int(thinking or 0),
+    )  # fmt: skip
 
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -162,9 +169,11 @@ class OpenAIProvider:
         strict_schema: bool = False,
         reasoning_effort: str | None = None,
         extra_body: dict[str, Any] | None = None,
+        transport: str = "aiohttp",
         client: openai.AsyncOpenAI | None = None,
         key_env: str | None = None,
     ) -> None:
+        """`client` (an SDK client) implies `transport="sdk"`."""
         if max_tokens_field is None:
             own_api = base_url is None and client is None
             reasoning = reasoning_effort is not None and own_api
@@ -186,11 +195,21 @@ class OpenAIProvider:
             None if reasoning_effort is None else read_effort(model, reasoning_effort)
         )
         self.extra_body = dict(extra_body or {})
+        if transport not in TRANSPORTS:
+            raise PermanentError(
+                f"{model}: params.transport must be one of {', '.join(TRANSPORTS)}"
+            )
         self._key = api_key
         self._key_env = key_env
-        self._client = client or openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+        self._http: OpenAIHTTP | None = None
+        self._client: openai.AsyncOpenAI | None = client
+        if client is None and transport == "sdk":
+            self._client = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            )
+        elif client is None:
+            url = base_url or default_base_url()
+            self._http = OpenAIHTTP(model, url, api_key, timeout_s, key_env)
 
     def build_params(self, request: Request, sample: int) -> dict[str, Any]:
         """The keyword arguments of `chat.completions.create` for one sample of `request`."""
@@ -235,6 +254,17 @@ class OpenAIProvider:
     async def complete(self, request: Request, sample: int) -> Response:
         params = self.build_params(request, sample)
         started = time.perf_counter()
+        if self._http is not None:
+            extra = params.pop("extra_body", None)
+            completion = await self._http.post("/chat/completions", {**params, **(extra or {})})
+        else:
+            completion = await self._sdk_complete(params)
+        latency = time.perf_counter() - started
+        return self.parse_completion(completion, request, latency)
+
+    async def _sdk_complete(self, params: dict[str, Any]) -> Any:
+        """The completion as JSON data, through the SDK, its errors mapped to ours."""
+        assert self._client is not None
         try:
             completion: Any = await self._client.chat.completions.create(**params)
         except openai.APIStatusError as exc:
@@ -256,27 +286,33 @@ class OpenAIProvider:
             raise TransientError(f"{self.model}: malformed response body") from None
         except openai.APIError as exc:
             raise PermanentError(redact(f"{self.model}: {exc}", self._key)) from None
-        latency = time.perf_counter() - started
-        return self.parse_completion(completion, request, latency)
+        return completion
 
     def parse_completion(self, completion: Any, request: Request, latency: float) -> Response:
-        """Our `Response` from the SDK's object; anything malformed is worth a retry."""
-        if not isinstance(completion, ChatCompletion) or not getattr(completion, "choices", None):
+        """Our `Response` from a chat completion's JSON (or the SDK's `ChatCompletion`); anything
+        malformed is worth a retry."""
+        if isinstance(completion, ChatCompletion):
+            completion = completion.model_dump(mode="json")
+        choices = completion.get("choices") if isinstance(completion, dict) else None
+        if not choices or not isinstance(choices, list):
             raise TransientError(f"{self.model}: malformed response (no choices)")
         try:
-            message = completion.choices[0].message
-            text = message.content or ""
+            message = choices[0]["message"]
+            text = message.get("content") or ""
             calls = tuple(
-                ToolCall(call.id, call.function.name, parse_arguments(call.function.arguments))
-                for call in message.tool_calls or ()
-                if call.type == "function"
-            )
-            reasoning = getattr(message, "reasoning_content", None) or getattr(
-                message, "reasoning", None
-            )
-            tokens = usage_of(completion.usage)
-        except (AttributeError, TypeError) as exc:
-            raise TransientError(f"{self.model}: malformed response ({exc})") from None
+                ToolCall(
+                    call["id"], call["function"]["name"],
+                    parse_arguments(call["function"]["arguments"]),
+                )
+                for call in message.get("tool_calls") or ()
+                if call.get("type") == "function"
+            )  # fmt: skip
+            reasoning = message.get("reasoning_content") or message.get("reasoning")
+            tokens = usage_of(completion.get("usage"))
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            raise TransientError(f"{self.model}: malformed response ({exc!r})") from None
+        if not isinstance(text, str):
+            raise TransientError(f"{self.model}: malformed response (content is not text)")
         inline, text = split_thinking(text)
         if not (isinstance(reasoning, str) and reasoning):
             reasoning = inline
@@ -303,7 +339,10 @@ class OpenAIProvider:
         return match_label(text, labels) or text
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._http is not None:
+            await self._http.aclose()
+        if self._client is not None:
+            await self._client.close()
 
 
 def create(config: ModelConfig) -> OpenAIProvider:
@@ -317,7 +356,10 @@ def create(config: ModelConfig) -> OpenAIProvider:
                 "in it (or set base_url for a local server that needs none)"
             )
         key = NO_KEY
-    known = ("structured", "max_tokens_field", "strict_schema", "reasoning_effort", "extra_body")
+    known = (
+        "structured", "max_tokens_field", "strict_schema", "reasoning_effort", "extra_body",
+        "transport",
+    )  # fmt: skip
     params = check_params(config.model, config.params, known)
     return OpenAIProvider(
         config.model,
