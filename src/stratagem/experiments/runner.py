@@ -228,7 +228,8 @@ class Runner:
                 summary.cached_calls += int(response.cached)
                 summary.tokens += response.usage.total
                 summary.cost_usd += response.cost_usd
-            progress.update(task, usage=_usage_text(summary))
+            if self.show_progress:
+                progress.update(task, usage=_usage_text(summary))
 
         clients = {
             entry.name: self._client(entry, cache, limiter, budget, record)

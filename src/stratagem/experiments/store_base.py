@@ -17,6 +17,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments import schema
 from stratagem.experiments.records import (
     EPISODE_COLUMNS,
+    SECRET_KEYS,
     STATUSES,
     AnswerRecord,
     BeliefRecord,
@@ -30,6 +31,23 @@ from stratagem.experiments.records import (
     now,
     redact,
 )
+
+_SECRET_KEYS_JSON = tuple(f'"{key}":' for key in sorted(SECRET_KEYS))
+_KELVIN = "\\u212a"
+"""The one non-ASCII letter whose lower case is a letter of a secret key ("K" -> "k")."""
+
+
+def _dump_redacted(value: Any, what: str) -> str | None:
+    """`value` as stored JSON with credentials redacted. Redacting walks every message of a
+    request, so it runs only when the JSON holds a secret-looking key (compared in lower case,
+    as `redact` does): most calls carry none, and the walk cost more than the insert."""
+    if value is None:
+        return None
+    text = dump_json(value, what)
+    lowered = text.lower()
+    if _KELVIN in lowered or any(key in lowered for key in _SECRET_KEYS_JSON):
+        text = dump_json(redact(value), what)
+    return text
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -282,8 +300,8 @@ class StoreConnection:
                 c.round,
                 c.model,
                 c.cache_key,
-                dump_optional(redact(c.request), "request"),
-                dump_optional(redact(c.response), "response"),
+                _dump_redacted(c.request, "request"),
+                _dump_redacted(c.response, "response"),
                 c.text,
                 c.input_tokens,
                 c.output_tokens,
