@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from stratagem.analysis.cells import cell_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import load_config
 from stratagem.experiments.grid import Grid, expand
@@ -220,3 +221,18 @@ def test_a_reasoning_setting_its_provider_ignores_is_refused_when_the_file_loads
                "params": {"reasoning_effort": "high"}}]  # fmt: skip
     with pytest.raises(StratagemError, match=r"models\.0: .*reasoning_effort"):
         load_config(write(tmp_path, models=models))
+
+
+def test_a_model_entrys_id_names_its_rows(tmp_path: Path, counted: list[Request]) -> None:
+    """The id, not the model string, labels the rows, so a thinking variant beside its plain entry
+    gets its own rows; the id is stored with the spec but is not part of the episode's id."""
+    path = write(tmp_path, models=[{"id": "alias", "model": "scripted/trust"}])
+    run(path)
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        episodes = store.episodes("trust")
+        assert {e.spec["model_id"] for e in episodes} == {"alias"}
+        (cell,) = cell_table(store, "trust")
+    assert cell.model == "alias"
+    ids = [s.id for s in expand(load_config(path))]
+    plain = write(tmp_path, models=[{"model": "scripted/trust"}])
+    assert ids == [s.id for s in expand(load_config(plain))]

@@ -98,7 +98,9 @@ def cell_key(e: EpisodeData, player: int = 0) -> CellKey:
             played,
         )
     return (
-        str(spec.get("model") or seat.model or seat.name) if player == 0 else seat.name,
+        str(spec.get("model_id") or spec.get("model") or seat.model or seat.name)
+        if player == 0
+        else seat.name,
         e.agent_name if player == 0 else seat.agent,
         e.record.game,
         _opponent(e, player),

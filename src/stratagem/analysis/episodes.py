@@ -117,7 +117,7 @@ class EpisodeData:
     def model(self) -> str:
         """Seat 0's model (its name when it has none)."""
         seat = self.seats[0] if self.seats else Seat("", "unknown")
-        return str(self.spec.get("model") or seat.model or seat.name)
+        return str(self.spec.get("model_id") or self.spec.get("model") or seat.model or seat.name)
 
     @property
     def llm_first(self) -> bool:

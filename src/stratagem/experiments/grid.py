@@ -101,6 +101,14 @@ class EpisodeSpec:
             key["variant"] = self.variant.model_dump()
         return key | model_settings(self.model)
 
+    def stored(self) -> dict[str, Any]:
+        """The spec as the store keeps it: `key()`, plus what names the episode's rows without
+        being part of its identity (the model entry's `id`, so that two entries of one model
+        string, such as a thinking variant, are told apart in every table)."""
+        if self.model is not None and self.model.id is not None:
+            return self.key() | {"model_id": self.model.id}
+        return self.key()
+
     def build_game(self) -> Game:
         """The game to play: a catalog game or a declared variant, repeated when it is a matrix
         game, with this episode's round count when the game takes one."""

@@ -316,7 +316,7 @@ class Runner:
             spec.game,
             spec.players(),
             spec.seed,
-            spec=spec.key(),
+            spec=spec.stored(),
             labels=None if stage is None else [list(ls) for ls in stage.labels],
             game_payoffs=None if stage is None else stage.payoffs.tolist(),
         )

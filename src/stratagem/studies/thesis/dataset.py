@@ -97,7 +97,7 @@ def episode_settings(episode: EpisodeRecord, player: int = 0, n_rounds: int = 0)
         kind = str(agent.get("kind") or "plain")
         attitude = agent.get("attitude")
     me = episode.players[player] if player < len(episode.players) else {}
-    model = str(spec.get("model") or me.get("model") or me.get("name", ""))
+    model = str(spec.get("model_id") or spec.get("model") or me.get("model") or me.get("name", ""))
     other = [p for i, p in enumerate(episode.player_names) if i != player]
     opponent = str(spec.get("opponent") or (other[0] if other else ""))
     rounds = spec.get("rounds")
