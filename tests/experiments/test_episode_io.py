@@ -296,6 +296,16 @@ def test_bad_line_names_file_line_and_field(tmp_path: Path) -> None:
             '{"game": "pd", "players": ["a", "b"], "rounds": [], "status": "done"}',
             ":1: status: expected one of pending, running, finished, failed",
         ),
+        # Integers beyond SQLite's 64-bit range are a line's error, not an OverflowError later.
+        (
+            '{"game": "pd", "players": ["a", "b"], "rounds": [], "seed": 100000000000000000000}',
+            ":1: seed: 100000000000000000000 is beyond the 64-bit integers the store holds",
+        ),
+        (
+            '{"game": "pd", "players": ["a", "b"], "rounds": [{"round": 9223372036854775808, '
+            '"actions": [null, null]}]}',
+            ":1: rounds[0].round: 9223372036854775808 is beyond the 64-bit integers",
+        ),
     ],
 )
 def test_import_errors(tmp_path: Path, line: str, expected: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import SQLITE_MAX, SQLITE_MIN
 
 
 class EpisodeFormatError(StratagemError):
@@ -66,6 +67,15 @@ def as_int(value: Any, path: str, minimum: int | None = None) -> int:
         raise bad_value(path, "an integer", value)
     if minimum is not None and value < minimum:
         raise EpisodeFormatError(path, f"expected an integer >= {minimum}, got {value}")
+    return storable(value, path)
+
+
+def storable(value: int, path: str) -> int:
+    """An integer the store can hold: SQLite's are 64-bit."""
+    if not SQLITE_MIN <= value <= SQLITE_MAX:
+        raise EpisodeFormatError(
+            path, f"{value} is beyond the 64-bit integers the store holds (|x| < 2^63)"
+        )
     return value
 
 

@@ -40,6 +40,7 @@ from stratagem.experiments.episode_fields import (
     opt_number,
     opt_player,
     opt_str,
+    storable,
 )
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.store import (
@@ -357,6 +358,8 @@ def episode_from_dict(
     seed = o.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | str)):
         raise bad_value("seed", "an integer, a string or null", seed)
+    if isinstance(seed, int):
+        storable(seed, "seed")
     status = o.get("status", "finished")
     if status not in STATUSES:
         raise EpisodeFormatError("status", f"expected one of {', '.join(STATUSES)}, got {status!r}")
