@@ -189,12 +189,7 @@ def study_games(
         default, variant = _default_and_variant(record)
         out.append(
             StudyGame(
-                model=str(
-                    spec.get("model_id")
-                    or spec.get("model")
-                    or me.get("model")
-                    or me.get("name", "")
-                ),
+                model=episode.model,
                 prompt=prompt,
                 opponent=_opponent_column(opponent_spec, them.get("kind"), data.n_actions[1]),
                 opponent_spec=opponent_spec,
