@@ -79,20 +79,21 @@ def estimate(
 ) -> Plan:
     """The plan of `remaining` episodes like the first `SAMPLE` of `specs`."""
     sample = list(itertools.islice(specs, SAMPLE))
-    per_model: dict[str, float] = {}
+    per_model: dict[str, float] = {}  # by model entry: two entries may share a model string
     for spec in sample:
         for seat, calls in _seat_calls(spec):
             assert seat.model is not None
-            per_model[seat.model.model] = per_model.get(seat.model.model, 0.0) + calls
+            per_model[seat.model.name] = per_model.get(seat.model.name, 0.0) + calls
     scale = remaining / len(sample) if sample else 0.0
     per_call = tokens_per_call or DEFAULT_TOKENS_PER_CALL
-    prices = {m.model: _prices(m) for m in models}
+    entries = {m.name: m for m in models}
     usd = 0.0
     unpriced: list[str] = []
-    for model, calls in per_model.items():
-        price = prices[model].price(model) if model in prices else None
+    for name, calls in per_model.items():
+        entry = entries[name]
+        price = _prices(entry).price(entry.model)
         if price is None:
-            unpriced.append(model)
+            unpriced.append(entry.model)
             continue
         tokens = calls * scale * per_call
         usd += tokens * (INPUT_SHARE * price.input + (1 - INPUT_SHARE) * price.output) / 1e6
