@@ -32,7 +32,8 @@ DEFAULT_TOKENS_PER_CALL = 600
 INPUT_SHARE = 0.85
 """Prompts dominate: most tokens of a game turn are input."""
 SAMPLE = 200
-"""Episodes whose calls are estimated one by one; the rest are taken to be like them."""
+"""About this many episodes, spread over the grid, have their calls estimated one by one; the
+rest are taken to be like them."""
 QUESTIONS = 4
 """seed-001's comprehension questions asked after every round (§7)."""
 
@@ -72,13 +73,16 @@ class Plan:
 
 def estimate(
     specs: Iterable[EpisodeSpec],
+    size: int,
     remaining: int,
     finished: int,
     models: Iterable[ModelEntry],
     tokens_per_call: float | None,
 ) -> Plan:
-    """The plan of `remaining` episodes like the first `SAMPLE` of `specs`."""
-    sample = list(itertools.islice(specs, SAMPLE))
+    """The plan of `remaining` episodes like `SAMPLE` of the grid's `size` episodes, taken at an
+    even stride across it (every model, agent and game has its share)."""
+    stride = max(1, size // SAMPLE)
+    sample = list(itertools.islice(specs, 0, None, stride))
     per_model: dict[str, float] = {}  # by model entry: two entries may share a model string
     for spec in sample:
         for seat, calls in _seat_calls(spec):

@@ -132,7 +132,9 @@ class Runner:
                 paid = totals["calls"] - totals["cached"] - totals["errors"]
                 per_call = totals["paid_tokens"] / paid if paid > 0 else None
         remaining = max(self.size - finished, 0)
-        return estimate(self.grid.specs(), remaining, finished, self.config.models, per_call)
+        return estimate(
+            self.grid.specs(), self.size, remaining, finished, self.config.models, per_call
+        )
 
     async def run(self) -> RunSummary:
         started = time.perf_counter()
