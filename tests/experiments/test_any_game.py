@@ -18,7 +18,7 @@ import yaml
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import load_config
 from stratagem.experiments.episode_io import export_episodes, import_episodes
-from stratagem.experiments.grid import expand
+from stratagem.experiments.grid import Grid, expand
 from stratagem.experiments.runner import STORE_FILE, Runner, RunSummary
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.providers.scripted import _REGISTERED, register_script
@@ -216,6 +216,7 @@ def test_a_rotation_puts_the_challenger_in_every_seat(tmp_path: Path) -> None:
         ("public-good", ["scripted:0", "scripted:0", "plain"]),
     ]
     assert [s.rounds for s in specs] == [2, 2, 2, 2, 2]
+    assert Grid(load_config(path)).size() == len(specs)
 
 
 def test_pinned_seats_and_the_grid_model(tmp_path: Path) -> None:
@@ -226,6 +227,7 @@ def test_pinned_seats_and_the_grid_model(tmp_path: Path) -> None:
     cells = [(s.model and s.model.name, [seat.model.name for seat in s.seats]) for s in specs]  # type: ignore[union-attr]
     # A line-up whose seats are all pinned is played once, not once per model.
     assert cells == [("a", ["a", "a"]), (None, ["a", "b"]), ("b", ["b", "a"])]
+    assert Grid(load_config(path)).size() == len(specs)  # counted without listing, the same
 
 
 @pytest.mark.parametrize(
