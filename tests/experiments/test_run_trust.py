@@ -236,3 +236,10 @@ def test_a_model_entrys_id_names_its_rows(tmp_path: Path, counted: list[Request]
     ids = [s.id for s in expand(load_config(path))]
     plain = write(tmp_path, models=[{"model": "scripted/trust"}])
     assert ids == [s.id for s in expand(load_config(plain))]
+    # In a line-up too, the seat's rows are named by its entry's id.
+    lineup = write(tmp_path, models=[{"id": "alias", "model": "scripted/trust"}],
+                   games=["ultimatum"], opponents=[], lineups=[["plain", "plain"]])  # fmt: skip
+    run(lineup)
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        models = {c.model for c in cell_table(store, "trust") if c.game == "ultimatum"}
+    assert models == {"alias"}

@@ -42,6 +42,7 @@ class Seat:
     kind: str
     """llm, strategy, scripted, human, ... (descriptor "kind"; inferred when absent)."""
     model: str = ""
+    """The model entry's id where it has one (what names its rows), else the model string."""
     agent: str = ""
 
 
@@ -65,7 +66,7 @@ def seat_of(descriptor: Mapping[str, Any]) -> Seat:
     return Seat(
         name=name,
         kind=kind,
-        model=str(descriptor.get("model") or ""),
+        model=str(descriptor.get("model_id") or descriptor.get("model") or ""),
         agent=str(agent.get("name", "")) if isinstance(agent, Mapping) else str(agent or ""),
     )
 

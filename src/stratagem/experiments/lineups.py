@@ -72,12 +72,15 @@ class Seat:
         """The player descriptor stored with the episode."""
         if self.agent is not None:
             assert self.model is not None
-            return {
+            descriptor = {
                 "name": f"{self.agent.name}:{self.model.name}",
                 "kind": "llm",
                 "model": self.model.model,
                 "agent": self.agent.name,
             }
+            if self.model.id is not None:  # names the seat's rows (a thinking variant's own)
+                descriptor["model_id"] = self.model.id
+            return descriptor
         return {"name": self.label, "kind": self.kind}
 
 
