@@ -8,7 +8,7 @@ presentation: seed-001 tells it, seed-003 does not.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
@@ -90,6 +90,14 @@ class RepeatedGame(Game):
 class RepeatedState(State):
     game: RepeatedGame
     history: tuple[Round, ...]
+    log: tuple[Event, ...] = field(default=(), compare=False, repr=False)
+    """The events of `history`, grown one round at a time so an observation does not rebuild
+    them all (every seat observes every round: building them anew made a game quadratic)."""
+
+    def _events(self) -> tuple[Event, ...]:
+        if len(self.log) == len(self.history):
+            return self.log
+        return tuple(self._event(t, r) for t, r in enumerate(self.history, start=1))
 
     def to_act(self) -> tuple[int, ...]:
         return () if self.is_terminal() else tuple(range(self.game.n_players))
@@ -101,7 +109,7 @@ class RepeatedState(State):
         return RepeatedObservation(
             player=player,
             legal=None if self.is_terminal() else self.legal(player),
-            events=tuple(self._event(t, r) for t, r in enumerate(self.history, start=1)),
+            events=self._events(),
             stage=self.game.stage,
             round=len(self.history) + 1,
             rounds=self.game.rounds,
@@ -135,9 +143,7 @@ class RepeatedState(State):
     def _next(self, actions: Mapping[int, Action]) -> tuple[RepeatedState, list[Event]]:
         stage = self.game.stage
         profile = tuple(stage.index(p, str(actions[p])) for p in range(stage.n_players))
-        played = Round(profile, stage.payoff(profile))
-        nxt = RepeatedState(self.game, (*self.history, played))
-        return nxt, [self._event(len(nxt.history), played)]
+        return self._then(Round(profile, stage.payoff(profile)))
 
     def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[RepeatedState, list[Event]]:
         """Play a round in which some moves are invalid (None): it scores the forfeit payoffs.
@@ -155,6 +161,9 @@ class RepeatedState(State):
         )
         if FORFEIT not in profile:
             return self._next({p: a for p, a in actions.items() if a is not None})
-        played = Round(profile, self.game.forfeit_payoffs)
-        nxt = RepeatedState(self.game, (*self.history, played))
-        return nxt, [self._event(len(nxt.history), played)]
+        return self._then(Round(profile, self.game.forfeit_payoffs))
+
+    def _then(self, played: Round) -> tuple[RepeatedState, list[Event]]:
+        event = self._event(len(self.history) + 1, played)
+        nxt = RepeatedState(self.game, (*self.history, played), (*self._events(), event))
+        return nxt, [event]
