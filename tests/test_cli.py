@@ -8,19 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import cli as run
 
-from stratagem.cli import main
 from stratagem.experiments.store import ResultStore
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_listings(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,20 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from stratagem.cli import main
+from support.cli import cli
 
 PAGE = 4096
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def experiment(tmp_path: Path, name: str = "small", seeds: int = 6) -> Path:

@@ -14,23 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 from rich.console import Console
+from support.cli import cli
 
-from stratagem.cli import main
 from stratagem.experiments.config import load_config
 from stratagem.experiments.runner import Runner
 
 COMMAND = str(Path(sys.executable).with_name("stratagem"))
 LOUD = "[/x] [bold red]loud[/] [redacted]"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def piped(*argv: str, columns: int = 80) -> subprocess.CompletedProcess[str]:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
+from support.cli import cli
 
-from stratagem.cli import main
 from stratagem.experiments.config import load_config
 from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
@@ -47,16 +47,6 @@ def run(tmp_path: Path, **settings: Any) -> Path:
     summary = asyncio.run(Runner(load_config(path), show_progress=False).run())
     assert summary.failed == 0
     return tmp_path / "out"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_show_lists_episodes_then_prints_one_round_by_round(

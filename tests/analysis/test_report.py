@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 import yaml
+from support.cli import cli
 from support.report_html import row, tables
 
 from stratagem.analysis.report import build_report
-from stratagem.cli import main
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import load_config
 from stratagem.experiments.runner import STORE_FILE, Runner
@@ -184,16 +184,6 @@ def test_experiment_choice_and_user_errors(tmp_path: Path) -> None:
 
 
 # -- (c) the command -------------------------------------------------------------------------------
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_report_command(played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from support.cli import cli
 
 from stratagem.analysis.cells import cell_table
-from stratagem.cli import main
 from stratagem.experiments.config import load_config
 from stratagem.experiments.grid import expand
 from stratagem.experiments.runner import CACHE_FILE, STORE_FILE, Runner, RunSummary
@@ -81,16 +81,6 @@ def write_config(path: Path, **overrides: Any) -> Path:
 
 def run_file(path: Path) -> RunSummary:
     return asyncio.run(Runner(load_config(path), show_progress=False).run())
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def rounds_by_episode(db: Path) -> dict[str, list[tuple[Any, ...]]]:

@@ -18,8 +18,7 @@ from typing import Any
 
 import jinja2
 
-from stratagem.agents.parsing import quoted_alternatives
-from stratagem.agents.prompts import format_number
+from stratagem.agents.prompts import prompt_environment
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.cheap_talk import CheapTalkGame
@@ -51,16 +50,7 @@ def prompts_for(game: Game) -> GamePrompts | None:
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("stratagem.agents", "game_templates"),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # plain text for models, not HTML
-    )
-    env.filters["num"] = format_number
-    env.filters["alternatives"] = quoted_alternatives
-    return env
+    return prompt_environment(jinja2.PackageLoader("stratagem.agents", "game_templates"))
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,14 @@ def _environment(extra: Path | None) -> jinja2.Environment:
     if extra is not None:
         loaders.append(jinja2.FileSystemLoader(str(extra)))
     loaders.append(jinja2.PackageLoader("stratagem.agents", "templates"))
+    return prompt_environment(jinja2.ChoiceLoader(loaders))
+
+
+def prompt_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+    """A jinja2 environment for prompts (plain text, strict about missing values) with the
+    filters every prompt template may use."""
     env = jinja2.Environment(
-        loader=jinja2.ChoiceLoader(loaders),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -3,6 +3,7 @@ naming its experiment and game, with the game's labels and payoffs when known.""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -71,73 +72,31 @@ def episode_to_dict(bundle: EpisodeBundle, experiment: ExperimentRecord | None) 
     out.update(
         _drop_none({"started_at": ep.started_at, "finished_at": ep.finished_at, "error": ep.error})
     )
-    if bundle.events:
-        out["events"] = [
-            _drop_none(
-                {
-                    "seq": e.seq,
-                    "round": e.round,
-                    "kind": e.kind,
-                    "player": e.player,
-                    "data": e.data,
-                    "visible_to": None if e.visible_to is None else list(e.visible_to),
-                }
-            )
-            for e in bundle.events
-        ]
-    if bundle.llm_calls:
-        out["llm_calls"] = [
-            _drop_none(
-                {
-                    "seq": c.seq,
-                    "player": c.player,
-                    "round": c.round,
-                    "model": c.model,
-                    "cache_key": c.cache_key,
-                    "request": c.request,
-                    "response": c.response,
-                    "text": c.text,
-                    "input_tokens": c.input_tokens,
-                    "output_tokens": c.output_tokens,
-                    "cost_usd": c.cost_usd,
-                    "latency_s": c.latency_s,
-                    "cached": c.cached,
-                    "error": c.error,
-                    "created_at": c.created_at,
-                }
-            )
-            for c in bundle.llm_calls
-        ]
-    if bundle.answers:
-        out["answers"] = [
-            _drop_none(
-                {
-                    "round": a.round,
-                    "player": a.player,
-                    "question_id": a.question_id,
-                    "question": a.question,
-                    "answer": a.answer,
-                    "parsed": a.parsed,
-                    "correct": a.correct,
-                }
-            )
-            for a in bundle.answers
-        ]
-    if bundle.beliefs:
-        out["beliefs"] = [
-            _drop_none(
-                {
-                    "round": b.round,
-                    "player": b.player,
-                    "order": b.order,
-                    "about_player": b.about_player,
-                    "content": b.content,
-                    "score": b.score,
-                }
-            )
-            for b in bundle.beliefs
-        ]
+    for name, records in (
+        ("events", bundle.events),
+        ("llm_calls", bundle.llm_calls),
+        ("answers", bundle.answers),
+        ("beliefs", bundle.beliefs),
+    ):
+        if records:
+            out[name] = [_record(r) for r in records]
     return out
+
+
+_IMPLIED = frozenset({"episode_id", "id"})
+"""Fields a line does not repeat: the episode it is about, and a store's own row id."""
+
+
+def _record(record: Any) -> dict[str, Any]:
+    """An event, model call, answer or belief as a line's object: every field of its record
+    but the implied ones, the empty ones left out."""
+    return _drop_none(
+        {
+            f.name: list(v) if isinstance(v := getattr(record, f.name), tuple) else v
+            for f in dataclasses.fields(record)
+            if f.name not in _IMPLIED
+        }
+    )
 
 
 def _line(bundle: EpisodeBundle, experiment: ExperimentRecord | None) -> str:
