@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, get_args
 
 import jinja2
+from jinja2 import meta
 
 from stratagem.agents.parsing import quoted_alternatives
 from stratagem.errors import StratagemError, unknown_name
@@ -79,6 +80,7 @@ def prompt_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,  # plain text for models, not HTML
+        auto_reload=False,  # no stat() of the file at every use: templates are fixed in a run
     )
     env.filters["num"] = format_number
     env.filters["alternatives"] = quoted_alternatives
@@ -88,12 +90,30 @@ def prompt_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
 
 def framings(templates: Path | None = None) -> list[str]:
     """The available framings: folders with a `system.j2`, the user's `templates` dir included."""
+    return list(_framings(templates))
+
+
+@functools.lru_cache(maxsize=16)
+def _framings(templates: Path | None) -> tuple[str, ...]:
+    """Listed once per folder and process (every episode's prompter asks)."""
     names = {
         name.split("/", 1)[0]
         for name in _environment(templates).list_templates()
         if name.endswith("/system.j2")
     }
-    return sorted(names - {_COMMON})
+    return tuple(sorted(names - {_COMMON}))
+
+
+@functools.lru_cache(maxsize=256)
+def _free_names(env: jinja2.Environment, name: str) -> tuple[str, ...] | None:
+    """The context names a template reads, or None if it includes or imports others (whose
+    names are not visible here): what a rendering may be remembered by."""
+    assert env.loader is not None
+    source, _, _ = env.loader.get_source(env, name)
+    ast = env.parse(source)
+    if any(True for _ in meta.find_referenced_templates(ast)):
+        return None
+    return tuple(sorted(meta.find_undeclared_variables(ast)))
 
 
 @functools.lru_cache(maxsize=512)
@@ -169,6 +189,10 @@ class Prompter:
                 "use prompting 'zs'"
             )
         self.prompting: Prompting = prompting
+        self._stage_parts: tuple[NormalFormGame, int, dict[str, Any]] | None = None
+        self._past: tuple[tuple[Round, ...], int, list[PastRound]] = ((), -1, [])
+        self._last: tuple[Observation, dict[str, Any]] | None = None
+        self._rendered: dict[tuple[str, ...], str] = {}
         if history == "chat" and not self._has("result.j2"):
             raise StratagemError(
                 f"framing '{framing}' has no result.j2, so it cannot keep a chat history; "
@@ -243,46 +267,73 @@ class Prompter:
         output, history_mode, history_in_prompt; player (0 or 1); prompting, and preamble (the
         rendered `preamble_<prompting>.j2`, "" if the framing has none).
         """
+        if self._last is not None and self._last[0] is observation:
+            return self._last[1]  # system and decision prompts of one decision share it
         obs = _repeated(observation)
         stage = obs.stage
         assert stage is not None
-        me, them = obs.player, 1 - obs.player
-        labels = self._display(stage.labels[me])
-        opponent_labels = self._display(stage.labels[them])
-        mine, theirs = range(stage.sizes[me]), range(stage.sizes[them])
-        u = [[_payoff(stage, me, i, j) for j in theirs] for i in mine]
-        v = [[_payoff(stage, them, j, i) for j in theirs] for i in mine]
-        history = [
-            _past_round(t, r, me, labels, opponent_labels)
-            for t, r in enumerate(obs.history, start=1)
-        ]
         context = {
             "framing": self.framing,
             "prompting": self.prompting,
             "output": self.output,
             "history_mode": self.history,
             "history_in_prompt": self.history == "prompt",
-            "labels": list(labels),
-            "opponent_labels": list(opponent_labels),
-            "n_actions": len(labels),
-            "u": u,
-            "v": v,
-            "max_payoff": float(stage.payoffs.max()),
-            "symmetric": stage.is_symmetric(),
+            **self._stage_context(stage, obs.player),
             "round": obs.round,
             "rounds": obs.rounds,
             "reveal_rounds": self.reveal_rounds,
-            "history": history,
-            "last": history[-1] if history else None,
-            "player": me,
         }
+        history = self._history(obs.history, obs.player, context)
+        context.update(history=history, last=history[-1] if history else None)
         preamble = f"preamble_{self.prompting}.j2"
         context["preamble"] = (
             self._env.get_template(f"{self.framing}/{preamble}").render(context)
             if self._has(preamble)
             else ""
         )
+        self._last = (observation, context)
         return context
+
+    def _stage_context(self, stage: NormalFormGame, me: int) -> dict[str, Any]:
+        """What depends on the stage game and the seat only, worked out once per episode."""
+        if self._stage_parts is not None:
+            cached_stage, cached_player, parts = self._stage_parts
+            if cached_stage is stage and cached_player == me:
+                return parts
+        them = 1 - me
+        labels = self._display(stage.labels[me])
+        opponent_labels = self._display(stage.labels[them])
+        mine, theirs = range(stage.sizes[me]), range(stage.sizes[them])
+        parts = {
+            "labels": list(labels),
+            "opponent_labels": list(opponent_labels),
+            "n_actions": len(labels),
+            "u": [[_payoff(stage, me, i, j) for j in theirs] for i in mine],
+            "v": [[_payoff(stage, them, j, i) for j in theirs] for i in mine],
+            "max_payoff": float(stage.payoffs.max()),
+            "symmetric": stage.is_symmetric(),
+            "player": me,
+        }
+        self._stage_parts = (stage, me, parts)
+        return parts
+
+    def _history(
+        self, rounds: tuple[Round, ...], me: int, context: dict[str, Any]
+    ) -> list[PastRound]:
+        """The past rounds as templates see them; a round already seen is not built again (an
+        episode's histories only grow, sharing their rounds)."""
+        seen, player, built = self._past
+        n = len(seen)
+        shared = len(rounds) >= n and all(a is b for a, b in zip(rounds[:n], seen, strict=True))
+        if player != me or not shared:
+            n, built = 0, []
+        labels, opponent_labels = context["labels"], context["opponent_labels"]
+        built = built + [
+            _past_round(t, r, me, labels, opponent_labels)
+            for t, r in enumerate(rounds[n:], start=n + 1)
+        ]
+        self._past = (rounds, me, built)
+        return built
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -290,11 +341,26 @@ class Prompter:
         return _template_exists(self._env, f"{self.framing}/{name}")
 
     def _render(self, name: str, observation: Observation) -> str:
-        template = self._env.get_template(f"{self.framing}/{name}")
+        """Render a template; one that reads only values unchanged since its last rendering (a
+        system prompt, round after round) is not rendered again."""
+        path = f"{self.framing}/{name}"
+        template = self._env.get_template(path)
+        context = self.context(observation)
+        names = _free_names(self._env, path)
+        key = None
+        if names is not None:
+            key = (path, *(repr(context.get(n)) for n in names))
+            if key in self._rendered:
+                return self._rendered[key]
         try:
-            return template.render(self.context(observation))
+            text = template.render(context)
         except jinja2.UndefinedError as exc:
-            raise StratagemError(f"template {self.framing}/{name}: {exc}") from None
+            raise StratagemError(f"template {path}: {exc}") from None
+        if key is not None:
+            if len(self._rendered) >= 64:
+                self._rendered.clear()
+            self._rendered[key] = text
+        return text
 
     def _display(self, labels: Sequence[str]) -> tuple[str, ...]:
         if not self._has("label.j2"):

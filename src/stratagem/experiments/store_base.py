@@ -86,6 +86,8 @@ class StoreConnection:
         self._lock = threading.RLock()
         self._depth = 0
         self._grouped = False
+        self._memo: dict[tuple[str, str], Any] = {}
+        """Within one `transaction`: each episode's row and next sequence numbers, read once."""
         try:
             self._open(memory)
         except sqlite3.DatabaseError as exc:
@@ -167,6 +169,7 @@ class StoreConnection:
                 yield
             finally:
                 self._grouped = False
+                self._memo.clear()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -245,7 +248,13 @@ class StoreConnection:
         return len(load_json(row[0]))
 
     def _writable(self, conn: sqlite3.Connection, episode_id: str) -> sqlite3.Row:
-        """The episode's row, if it may still receive data: it exists and is not finished."""
+        """The episode's row, if it may still receive data: it exists and is not finished.
+
+        Inside one `transaction` (one step of an episode) it is read once: nothing else writes
+        the row while the store's lock is held."""
+        key = ("row", episode_id)
+        if self._grouped and key in self._memo:
+            return self._memo[key]  # type: ignore[no-any-return]
         row = conn.execute(
             "SELECT status, players, labels FROM episodes WHERE id=?", (episode_id,)
         ).fetchone()
@@ -253,6 +262,8 @@ class StoreConnection:
             raise StratagemError(f"unknown episode '{episode_id}'")
         if row["status"] == "finished":
             raise StratagemError(f"episode '{episode_id}' is finished; its records are final")
+        if self._grouped:
+            self._memo[key] = row
         return row  # type: ignore[no-any-return]
 
     @staticmethod
@@ -261,12 +272,21 @@ class StoreConnection:
             conn.execute(f"DELETE FROM {table} WHERE episode_id=?", (episode_id,))
         conn.execute("UPDATE llm_calls SET episode_id=NULL WHERE episode_id=?", (episode_id,))
 
-    @staticmethod
-    def _next_seq(conn: sqlite3.Connection, table: str, episode_id: str) -> int:
-        row = conn.execute(
-            f"SELECT COALESCE(MAX(seq) + 1, 0) FROM {table} WHERE episode_id=?", (episode_id,)
-        ).fetchone()
-        return int(row[0])
+    def _next_seq(self, conn: sqlite3.Connection, table: str, episode_id: str) -> int:
+        """The next free sequence number of an episode's rows in `table`; inside one
+        `transaction` the table is read once and later numbers follow from it."""
+        key = (table, episode_id)
+        if self._grouped and key in self._memo:
+            seq = int(self._memo[key])
+        else:
+            row = conn.execute(
+                f"SELECT COALESCE(MAX(seq) + 1, 0) FROM {table} WHERE episode_id=?",
+                (episode_id,),
+            ).fetchone()
+            seq = int(row[0])
+        if self._grouped:
+            self._memo[key] = seq + 1
+        return seq
 
     @staticmethod
     def _insert_episode(conn: sqlite3.Connection, ep: EpisodeRecord) -> None:

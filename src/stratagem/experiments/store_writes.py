@@ -84,6 +84,7 @@ class StoreWrites(StoreConnection):
                     f"episode '{episode_id}' is already finished; pass replace=True to re-run it"
                 )
             self._clear_children(conn, episode_id)
+            self._memo.clear()  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='running', started_at=?, finished_at=NULL, "
                 "payoffs=NULL, error=NULL WHERE id=?",
@@ -109,6 +110,7 @@ class StoreWrites(StoreConnection):
                     totals = [t + x for t, x in zip(totals, values, strict=True)]
             else:
                 totals = check_numbers(payoffs, n, f"episode '{episode_id}' payoffs")
+            self._memo.clear()  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='finished', payoffs=?, finished_at=?, error=NULL "
                 "WHERE id=?",
@@ -120,6 +122,7 @@ class StoreWrites(StoreConnection):
         with self._tx() as conn:
             if self._status(conn, episode_id) == "finished":
                 raise StratagemError(f"episode '{episode_id}' is finished; it cannot fail now")
+            self._memo.clear()  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='failed', error=?, finished_at=? WHERE id=?",
                 (error, now(), episode_id),
@@ -184,6 +187,8 @@ class StoreWrites(StoreConnection):
             self._writable(conn, episode_id)
             if seq is None:
                 seq = self._next_seq(conn, "events", episode_id)
+            else:
+                self._memo.pop(("events", episode_id), None)
             try:
                 conn.execute(
                     "INSERT INTO events (episode_id, seq, round, kind, player, data, visible_to) "
@@ -250,6 +255,8 @@ class StoreWrites(StoreConnection):
                     record = dataclasses.replace(
                         record, seq=self._next_seq(conn, "llm_calls", episode_id)
                     )
+                else:
+                    self._memo.pop(("llm_calls", episode_id), None)
             return self._insert_llm_call(conn, record)
 
     def add_answer(
