@@ -219,6 +219,34 @@ def test_a_rotation_puts_the_challenger_in_every_seat(tmp_path: Path) -> None:
     assert Grid(load_config(path)).size() == len(specs)
 
 
+def test_a_rotation_by_side_puts_the_challenger_on_each_side(tmp_path: Path) -> None:
+    """seed-004 §4: in a social game the challenger plays the spy seat, then both majority seats;
+    a game whose seats play for themselves rotates by seat; `<game>/*` lists every setting."""
+    path = write(
+        tmp_path,
+        games=["chameleon/0", "undercover/*", "public-good"],
+        lineups=[{"challenger": "scripted:c", "defenders": "scripted:d", "by": "side"}],
+    )
+    config = load_config(path)
+    assert config.games[:3] == ["chameleon/0", "undercover/0", "undercover/1"]
+    assert len(config.games) == 1 + 20 + 1
+    specs = expand(config)
+    seats = [(s.game, [seat.label[-1] for seat in s.seats]) for s in specs]
+    # Setting 0 of Chameleon has the chameleon in seat 3, of Undercover the undercover in seat 1.
+    assert seats[:4] == [
+        ("chameleon/0", ["c", "c", "d"]),
+        ("chameleon/0", ["d", "d", "c"]),
+        ("undercover/0", ["c", "d", "d"]),
+        ("undercover/0", ["d", "c", "c"]),
+    ]
+    assert seats[-3:] == [
+        ("public-good", ["c", "d", "d"]),
+        ("public-good", ["d", "c", "d"]),
+        ("public-good", ["d", "d", "c"]),
+    ]
+    assert len(specs) == 2 + 2 * 20 + 3 == Grid(config).size()
+
+
 def test_pinned_seats_and_the_grid_model(tmp_path: Path) -> None:
     models = [{"id": "a", "model": "scripted/first"}, {"id": "b", "model": "scripted/last"}]
     path = write(tmp_path, models=models, games=["ultimatum"],

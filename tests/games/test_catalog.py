@@ -44,6 +44,8 @@ def test_names_and_entries() -> None:
         "public-good",
         "dilemma-talk",
         "ultimatum",
+        "chameleon",
+        "undercover",
     }
     assert set(game_names()) == expected
     for name, entry in GAMES.items():
@@ -288,3 +290,22 @@ def test_make_variant_name_and_base_errors() -> None:
         make_variant("pdx", "mine", labels=["x", "y"])
     with pytest.raises(StratagemError, match="not a matrix game"):
         make_variant("ultimatum", "mine", labels=["x", "y"])
+
+
+def test_settings_are_named_by_index() -> None:
+    """seed-004 §3: `<game>/<k>` plays setting k, `<game>/*` lists every setting."""
+    from stratagem.games.catalog import catalog_name, expand_settings, split_setting
+
+    names = expand_settings("chameleon/*")
+    assert len(names) == 20 and names[0] == "chameleon/0" and names[-1] == "chameleon/19"
+    assert split_setting("undercover/4") == ("undercover", 4)
+    assert split_setting("pd/sh") == ("pd/sh", None)
+    assert catalog_name("chameleon/3") == "chameleon"
+    game = get_game("chameleon/0")
+    assert game.sides() == ("non-chameleon", "non-chameleon", "chameleon")  # §3.1 setting 0
+    assert get_game("undercover/0").sides() == ("undercover", "civilian", "civilian")  # §3.2
+    with pytest.raises(StratagemError, match=r"setting must be an integer in 0\.\.19, got 20"):
+        get_game("chameleon/20")
+    with pytest.raises(StratagemError, match="has no settings"):
+        expand_settings("dilemma/*")
+    assert expand_settings("dilemma") == ["dilemma"]

@@ -33,7 +33,7 @@ from stratagem.experiments.limits import (
     SQLITE_MAX,
     SQLITE_MIN,
 )
-from stratagem.games.catalog import make_variant
+from stratagem.games.catalog import expand_settings, make_variant
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.llm.reasoning import check_settings
 
@@ -204,6 +204,11 @@ class RotationEntry(Strict):
     challenger: str
     defenders: str | list[str]
     """One seat for every other seat, or n - 1 seats in order."""
+    by: Literal["seat", "side"] = "seat"
+    """seat: the challenger in each seat in turn. side: in a game whose seats form sides (a
+    social deduction game: the spy against the majority), the challenger takes every seat of
+    one side at once, one line-up per side (seed-004 §4: the spy seat, then both majority
+    seats); games without sides rotate by seat. `defenders` must then be one seat."""
 
 
 LineupEntry = list[str] | RotationEntry
@@ -239,7 +244,8 @@ class ExperimentConfig(Strict):
     models: list[ModelEntry] = Field(min_length=1)
     agents: list[AgentEntry] = [AgentEntry()]
     games: list[str] = Field(min_length=1)
-    """Catalog games (see `stratagem games`) or names of `variants`."""
+    """Catalog games (see `stratagem games`) or names of `variants`; `<game>/<k>` plays setting k
+    of a game with settings (seed-004's), `<game>/*` every setting."""
     variants: list[VariantEntry] = []
     opponents: list[str] = []
     """Shorthand line-ups: each agent in seat 0 against each of these in seat 1. Rule-based
@@ -258,6 +264,14 @@ class ExperimentConfig(Strict):
     budget: BudgetConfig = BudgetConfig()
     confirm: ConfirmConfig = ConfirmConfig()
     retry: RetryConfig = RetryConfig()
+
+    @field_validator("games")
+    @classmethod
+    def _settings(cls, value: list[str]) -> list[str]:
+        try:
+            return [name for entry in value for name in expand_settings(entry)]
+        except StratagemError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("rounds")
     @classmethod

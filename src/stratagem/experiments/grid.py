@@ -184,7 +184,7 @@ class Grid:
             game: [
                 lineup
                 for i, entry in enumerate(config.lineups)
-                for lineup in expand_lineup(entry, sample.n_players, f"lineups.{i}")
+                for lineup in expand_lineup(entry, sample, f"lineups.{i}")
             ]
             for game, sample in self.games.items()
         }
@@ -210,7 +210,7 @@ class Grid:
                 check_seat(seat, sample, game, 0, f"agents.{i}")
         for game, sample in self.games.items():
             for i, entry in enumerate(config.lineups):
-                for texts in expand_lineup(entry, sample.n_players, f"lineups.{i}"):
+                for texts in expand_lineup(entry, sample, f"lineups.{i}"):
                     for p, text in enumerate(texts):
                         seat = self.parser.parse(text, config.models[0], f"lineups.{i}")
                         check_seat(seat, sample, game, p, f"lineups.{i}")

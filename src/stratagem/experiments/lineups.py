@@ -147,14 +147,23 @@ class SeatParser:
         return False
 
 
-def expand_lineup(entry: list[str] | RotationEntry, n_seats: int, where: str) -> list[list[str]]:
-    """The line-ups an entry stands for in a game of `n_seats` seats."""
+def expand_lineup(entry: list[str] | RotationEntry, game: Game, where: str) -> list[list[str]]:
+    """The line-ups an entry stands for in `game`."""
+    n_seats = game.n_players
     if isinstance(entry, list):
         if len(entry) != n_seats:
             raise StratagemError(
                 f"{where}: the game has {n_seats} seats, the line-up names {len(entry)}"
             )
         return [list(entry)]
+    sides = game.sides() if entry.by == "side" else None
+    if sides is not None:
+        if not isinstance(entry.defenders, str):
+            raise StratagemError(f"{where}.defenders: by side takes one defender seat")
+        order = list(dict.fromkeys(sides))  # each side once, in seat order
+        return [
+            [entry.challenger if s == side else entry.defenders for s in sides] for side in order
+        ]
     defenders = (
         [entry.defenders] * (n_seats - 1) if isinstance(entry.defenders, str) else entry.defenders
     )

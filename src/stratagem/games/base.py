@@ -120,6 +120,12 @@ class Game(ABC):
         """One line for listings."""
         return self.name
 
+    def sides(self) -> tuple[str, ...] | None:
+        """The side each seat plays on, where seats form teams (a social deduction game's roles:
+        the spy against the majority); None where every seat plays for itself. A competition
+        puts a challenger on every seat of one side at once (seed-004 §4)."""
+        return None
+
     def matrix(self) -> NormalFormGame | None:
         """The matrix game played each round, for games made of one (what matrix-game analyses
         read: labels and payoffs); None for other games."""

@@ -12,7 +12,6 @@ under which the paper prints each one is kept in `CatalogEntry.paper_caption`.
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,74 +20,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from stratagem.errors import StratagemError, unknown_name
+from stratagem.games import settings_data
 from stratagem.games.base import Game
+from stratagem.games.chameleon import ChameleonGame
 from stratagem.games.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
+from stratagem.games.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
+from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.public_good import SEED004_SETTING0_MULTIPLIER, PublicGoodGame
 from stratagem.games.ultimatum import UltimatumGame
-
-# -- game families as functions of their parameters ----------------------------------------------
-
-
-def rock_paper_scissors(
-    name: str,
-    labels: Sequence[str] = ("rock", "paper", "scissors"),
-    ac: float = 1,
-    ba: float = 1,
-    cb: float = 1,
-    description: str = "",
-) -> NormalFormGame:
-    """seed-003's RPS parameterisation (§1.3): with actions a, b, c, a beats c (winner +ac, loser
-    -ac), b beats a (±ba) and c beats b (±cb); ties pay 0. Zero-sum and symmetric."""
-    if len(labels) != 3:
-        raise StratagemError(
-            f"game '{name}': rock-paper-scissors needs 3 labels, got {len(labels)}"
-        )
-    for key, value in (("ac", ac), ("ba", ba), ("cb", cb)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise StratagemError(f"game '{name}': win magnitude {key} must be > 0, got {value!r}")
-    row = [
-        [0, -ba, ac],  # a: loses to b, beats c
-        [ba, 0, -cb],  # b: beats a, loses to c
-        [-ac, cb, 0],  # c: loses to a, beats b
-    ]
-    return NormalFormGame.symmetric(name, labels, row, description)
-
-
-def n_player_prisoners_dilemma(
-    name: str,
-    cooperate: float,
-    defect: float,
-    one_defect: float,
-    two_defect: float,
-    labels: Sequence[str] = ("cooperate", "defect"),
-    description: str = "",
-) -> NormalFormGame:
-    """seed-004's three-player Prisoner's Dilemma (§3.4), one round. By the number of defectors:
-    none, each gets `cooperate`; one, the defector gets `one_defect` and the others 0; two, each
-    defector gets `two_defect` and the cooperator 0; three, each gets `defect`."""
-    if len(labels) != 2:
-        raise StratagemError(f"game '{name}': the prisoner's dilemma needs 2 labels")
-    params = {"cooperate": cooperate, "defect": defect, "one_defect": one_defect}
-    for key, value in {**params, "two_defect": two_defect}.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise StratagemError(f"game '{name}': {key} must be a finite number, got {value!r}")
-    by_defectors = {
-        0: (cooperate, cooperate),  # (payoff of a cooperator, payoff of a defector)
-        1: (0.0, one_defect),
-        2: (0.0, two_defect),
-        3: (defect, defect),
-    }
-    tensor = np.zeros((2, 2, 2, 3))
-    for profile in np.ndindex(2, 2, 2):
-        k = sum(profile)
-        for p, action in enumerate(profile):
-            tensor[(*profile, p)] = by_defectors[k][action]
-    return NormalFormGame(name, [labels] * 3, tensor, description)
+from stratagem.games.undercover import UndercoverGame
 
 
 def _symmetric_tensor(row: ArrayLike) -> NDArray[np.float64]:
@@ -275,6 +216,9 @@ class CatalogEntry:
     """What the variant changes, by content: "default", "label-based", "payoff-based" or "joint"."""
     paper_caption: str = ""
     """How the study's result tables caption this game (seed-003 §0.1: PD captions are wrong)."""
+    settings: str | None = None
+    """The settings file (`games/data/<settings>.json`) its `setting` option indexes, if any:
+    `<name>/<k>` names setting k, `<name>/*` every setting (seed-004 §3's 103 settings)."""
 
     def options(self) -> tuple[str, ...]:
         """Keyword options the factory accepts."""
@@ -328,6 +272,14 @@ def _entries() -> list[CatalogEntry]:
             "public-good", _public_good().description(), f"{s4} §3.5", s4, _public_good
         ),
         CatalogEntry(
+            "chameleon", ChameleonGame().description(), f"{s4} §3.1", s4, ChameleonGame,
+            settings="chameleon",
+        ),
+        CatalogEntry(
+            "undercover", UndercoverGame().description(), f"{s4} §3.2", s4, UndercoverGame,
+            settings="undercover",
+        ),
+        CatalogEntry(
             "ultimatum", _ultimatum().description(),
             "not from a seed study; requested by peers (specs/peers.md, Axelrod#1328)",
             "bargaining", _ultimatum,
@@ -352,11 +304,39 @@ def game_names() -> list[str]:
     return list(GAMES)
 
 
+SETTING_SEPARATOR = "/"
+ALL_SETTINGS = "*"
+
+
 def catalog_name(name: str) -> str:
     """The catalog name of a game as an episode names it: `pd/sh` -> `sh`, `rps/ba3` -> `ba3`
-    (seed-003's log names, docs/episode-format.md); other names unchanged."""
-    family, _, setting = name.partition("/")
-    return setting if family in LOG_FAMILIES and setting in GAMES else name
+    (seed-003's log names, docs/episode-format.md), `chameleon/3` -> `chameleon` (a setting);
+    other names unchanged."""
+    family, _, setting = name.partition(SETTING_SEPARATOR)
+    if family in LOG_FAMILIES and setting in GAMES:
+        return setting
+    return family if split_setting(name)[1] is not None else name
+
+
+def split_setting(name: str) -> tuple[str, int | None]:
+    """`chameleon/3` -> ("chameleon", 3) for a game with settings; (name, None) otherwise."""
+    base, _, suffix = name.partition(SETTING_SEPARATOR)
+    entry = GAMES.get(base)
+    if entry is None or entry.settings is None or not suffix.isdigit():
+        return name, None
+    return base, int(suffix)
+
+
+def expand_settings(name: str) -> list[str]:
+    """`chameleon/*` -> every setting's name, `chameleon/0` ... ; any other name as it is."""
+    base, _, suffix = name.partition(SETTING_SEPARATOR)
+    if suffix != ALL_SETTINGS:
+        return [name]
+    entry = get_entry(base)
+    if entry.settings is None:
+        raise StratagemError(f"game '{base}' has no settings, so '{name}' names nothing")
+    count = len(settings_data.settings(entry.settings))
+    return [f"{base}{SETTING_SEPARATOR}{k}" for k in range(count)]
 
 
 def catalog_labels(name: str) -> tuple[tuple[str, ...], ...] | None:
@@ -370,15 +350,21 @@ def catalog_labels(name: str) -> tuple[tuple[str, ...], ...] | None:
 
 
 def get_entry(name: str) -> CatalogEntry:
+    """A catalog entry by name; `<name>/<k>` (a setting) names the entry of `<name>`."""
     try:
-        return GAMES[name]
+        return GAMES[split_setting(name)[0]]
     except KeyError:
         raise unknown_name("game", name, GAMES) from None
 
 
 def get_game(name: str, **options: Any) -> Game:
-    """A fresh game by catalog name; `options` are passed to its factory (see `options()`)."""
+    """A fresh game by catalog name; `options` are passed to its factory (see `options()`);
+    `<name>/<k>` plays setting k."""
     entry = get_entry(name)
+    setting = split_setting(name)[1]
+    if setting is not None:
+        settings_data.setting(entry.settings or "", setting)  # a one-line error when out of range
+        options = {**options, "setting": setting}
     valid = entry.options()
     for key in options:
         if key not in valid:

@@ -191,6 +191,12 @@ class ChameleonGame(Game):
             "each, a private vote, and the chameleon's guess if caught; paid in credits"
         )
 
+    def sides(self) -> tuple[str, ...]:
+        """The chameleon against the two others (seed-004 §4: the challenger plays each side)."""
+        return tuple(
+            "chameleon" if seat == self.chameleon else "non-chameleon" for seat in range(N_SEATS)
+        )
+
     def initial_state(self, seed: int = 0) -> ChameleonState:
         """The roles come from the setting, so the seed changes nothing."""
         intro = [moderator(START.format(topic=self.topic))]

@@ -149,6 +149,13 @@ class UndercoverGame(Game):
     def word(self, seat: int) -> str:
         return self.undercover_word if seat == self.undercover else self.civilian_word
 
+    def sides(self) -> tuple[str, ...]:
+        """The undercover against the two civilians (seed-004 §4: the challenger plays each
+        side)."""
+        return tuple(
+            "undercover" if seat == self.undercover else "civilian" for seat in range(N_SEATS)
+        )
+
     def initial_state(self, seed: int = 0) -> UndercoverState:
         """The roles come from the setting, so the seed changes nothing."""
         intro = [moderator(START)]
