@@ -62,6 +62,15 @@ def load_script() -> ModuleType:
 # -- setting 0, phases and turn order -------------------------------------------------------------
 
 
+def test_a_clue_off_the_recording_ends_the_replay() -> None:
+    """seed-004 §2: defenders replay the setting's clues only until the challenger speaks."""
+    state = UndercoverGame().initial_state()
+    state, _ = state.apply({0: "My clue is: television."})  # the recorded clue: replay goes on
+    assert state.observation(1).recorded_clue == "My clue is: radio."
+    state, _ = state.apply({1: "something else"})
+    assert state.observation(2).recorded_clue is None
+
+
 def test_setting_0_is_the_published_one() -> None:
     game = UndercoverGame()
     assert (game.undercover_word, game.civilian_word, game.undercover) == ("viewer", "listener", 0)
@@ -70,8 +79,9 @@ def test_setting_0_is_the_published_one() -> None:
     recorded = []
     for _ in range(6):
         (speaker,) = state.to_act()
-        recorded.append(state.observation(speaker).recorded_clue)
-        state, _ = state.apply({speaker: "x"})
+        clue = state.observation(speaker).recorded_clue
+        recorded.append(clue)
+        state, _ = state.apply({speaker: clue})
     # seed-004 §3.2: the recorded clues, round 1 then round 2, replayed by fixed defenders (§2).
     assert recorded == [
         "My clue is: television.",

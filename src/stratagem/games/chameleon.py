@@ -50,7 +50,7 @@ from stratagem.games.social_deduction import (
     credits_text,
     moderator,
     plurality,
-    recorded_clue,
+    replay_clue,
     seat_name,
     seat_of,
     stored_clues,
@@ -279,7 +279,9 @@ class ChameleonState(State):
             word=None if spy else self.game.code,
             is_chameleon=spy,
             clues=clues_by_round(self.clues),
-            recorded_clue=recorded_clue(self.game.recorded, player, 1) if phase == CLUE else None,
+            recorded_clue=(
+                replay_clue(self.game.recorded, self.clues, player) if phase == CLUE else None
+            ),
         )
 
     def is_terminal(self) -> bool:

@@ -222,6 +222,19 @@ def recorded_clue(clues: Mapping[str, Sequence[str]] | None, seat: int, round: i
     return said[round - 1] if 0 < round <= len(said) else None
 
 
+def replay_clue(
+    clues: Mapping[str, Sequence[str]] | None, said: Sequence[str], seat: int
+) -> str | None:
+    """The stored clue `seat` gives next, while the game so far is the recording: every clue
+    said (in speaking order, seat after seat, round after round) is the stored one. seed-004 §2:
+    fixed defenders replay the setting's clues until the challenger has spoken, then play live;
+    a challenger's clue that differs from the recording ends the replay for every seat."""
+    for i, text in enumerate(said):
+        if text != recorded_clue(clues, i % N_SEATS, i // N_SEATS + 1):
+            return None
+    return recorded_clue(clues, seat, len(said) // N_SEATS + 1)
+
+
 def stored_clues(game: str, value: object) -> dict[str, tuple[str, ...]] | None:
     """A setting's `clues` entry: each seat's name to its clues, one per round, or None."""
     if value is None:

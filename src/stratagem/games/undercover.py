@@ -46,7 +46,7 @@ from stratagem.games.social_deduction import (
     credits_text,
     moderator,
     plurality,
-    recorded_clue,
+    replay_clue,
     seat_name,
     seat_of,
     stored_clues,
@@ -231,7 +231,7 @@ class UndercoverState(State):
             word=self.game.word(player),
             clues=clues_by_round(self.clues),
             recorded_clue=(
-                recorded_clue(self.game.recorded, player, self.round) if phase == CLUE else None
+                replay_clue(self.game.recorded, self.clues, player) if phase == CLUE else None
             ),
         )
 
