@@ -6,6 +6,7 @@ state except through a legal, parsed action.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
@@ -72,4 +73,67 @@ class FreeText:
         return action
 
 
-ActionSpace = Choice | IntegerRange | FreeText
+@dataclass(frozen=True)
+class Shares:
+    """Split a whole among named parties: a cost-sharing proposal (seed-004 §3.3), one integer
+    share per party, each a multiple of `step` in 0..`total`, together exactly `total`.
+
+    The action is a canonical string, the shares in party order joined by "/" ("40/30/30"), so an
+    `Action` stays `str | int`, proposals compare equal exactly when their numbers do (§3.3's
+    agreement on "numerically identical proposals"), and a stored action reads as itself.
+    """
+
+    parties: tuple[str, ...]
+    step: int = 5
+    """seed-004 §3.3: "the stride should be 5%"."""
+    total: int = 100
+
+    def __post_init__(self) -> None:
+        if len(self.parties) < 2:
+            raise StratagemError(f"shares need at least two parties, got {list(self.parties)}")
+        if len(set(self.parties)) != len(self.parties):
+            raise StratagemError(f"duplicate parties in shares: {list(self.parties)}")
+        for name, value in (("step", self.step), ("total", self.total)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise StratagemError(f"shares: {name} must be an integer >= 1, got {value!r}")
+        if self.total % self.step:
+            raise StratagemError(f"shares: total {self.total} is not a multiple of {self.step}")
+
+    def validate(self, action: Action) -> str:
+        return self.format(self.values(action))
+
+    def values(self, action: Action) -> tuple[int, ...]:
+        """The shares of an action, in party order, or `IllegalAction` saying what is wrong."""
+        if not isinstance(action, str) or not re.fullmatch(r"\d{1,9}(/\d{1,9})*", action):
+            raise IllegalAction(
+                f"illegal shares {action!r}: expected {len(self.parties)} whole numbers "
+                f'joined by "/", like {self.example()!r}'
+            )
+        values = tuple(int(part) for part in action.split("/"))
+        if len(values) != len(self.parties):
+            raise IllegalAction(
+                f"illegal shares {action!r}: expected {len(self.parties)} shares "
+                f"({', '.join(self.parties)}), got {len(values)}"
+            )
+        for party, value in zip(self.parties, values, strict=True):
+            if value > self.total or value % self.step:
+                raise IllegalAction(
+                    f"illegal share {value} for {party}: expected a multiple of {self.step} "
+                    f"from 0 to {self.total}"
+                )
+        if sum(values) != self.total:
+            raise IllegalAction(
+                f"illegal shares {action!r}: they sum to {sum(values)}, not {self.total}"
+            )
+        return values
+
+    def format(self, values: tuple[int, ...] | list[int]) -> str:
+        """The canonical action of some shares (not validated: pass it to `validate`)."""
+        return "/".join(str(v) for v in values)
+
+    def example(self) -> str:
+        """A legal action: the whole on the first party (for messages and stand-ins)."""
+        return self.format([self.total] + [0] * (len(self.parties) - 1))
+
+
+ActionSpace = Choice | IntegerRange | FreeText | Shares
