@@ -23,6 +23,7 @@ from stratagem.games.spaces import (
     FreeText,
     IllegalAction,
     IntegerRange,
+    Shares,
 )
 
 CHARS_PER_TOKEN = 3
@@ -134,10 +135,81 @@ def _text(space: FreeText, key: str) -> ReplyFormat:
     )
 
 
+def _share_pattern(party: str) -> re.Pattern[str]:
+    """`Airline A: 40%` as a line of seed-004 §3.3's template writes it, markdown bold allowed.
+    Without a percent sign the number must not run into a unit or a decimal ("Airline A: 90
+    flights/month" or "1.75 hours", from a recital of the setting, is not a share)."""
+    share = r"(\d+(?:\.\d+)?)"
+    unit = r"[ \t]*(?:%|percent\b)"
+    no_unit = r"(?![ \t]*[^\W\d_]|[ \t]*/|\d|\.\d)"
+    return re.compile(
+        rf"(?<!\w){re.escape(party)}\**[ \t]*:[ \t]*\**[ \t]*{share}(?:{unit}|{no_unit})",
+        re.IGNORECASE,
+    )
+
+
+def _shares(space: Shares, key: str) -> ReplyFormat:
+    """A split in seed-004 §3.3's template, one `Party: xx%` line per party (prose around it is
+    ignored; where a party is named twice, the last one counts, as the template usually comes
+    last), or as a JSON object of the same keys, which is what the constraint asks for: every
+    share an integer multiple of the step. The sum is checked by the space, so a split that
+    does not add up is re-asked with the engine's own words."""
+    values = list(range(0, space.total + 1, space.step))
+    share: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": space.total}
+    if len(values) <= ENUM_LIMIT:
+        share["enum"] = values
+    schema = {
+        "type": "object",
+        "properties": {party: share for party in space.parties},
+        "required": list(space.parties),
+        "additionalProperties": False,
+    }
+    patterns = {party: _share_pattern(party) for party in space.parties}
+    template = "\n".join(f"{party}: xx%" for party in space.parties)
+    hint = (
+        f"reply with one line '<party>: xx%' for each of {', '.join(space.parties)}, each xx a "
+        f"multiple of {space.step} from 0 to {space.total}, the shares summing to {space.total}"
+    )
+
+    def from_json(text: str) -> list[object] | None:
+        found = [
+            [find_key_values(snippet, party) for party in space.parties]
+            for snippet in re.findall(r"\{[^{}]*\}", text)
+        ]
+        complete = [f for f in found if all(f)]
+        return [f[-1] for f in complete[-1]] if complete else None
+
+    def parse(text: str) -> Action:
+        read = from_json(text)
+        if read is None:
+            matches = {party: p.findall(text) for party, p in patterns.items()}
+            missing = [party for party, m in matches.items() if not m]
+            if missing:
+                raise ParseError(f"{hint}; no share found for {', '.join(missing)}")
+            read = [m[-1] for m in matches.values()]
+        shares: list[int] = []
+        for party, value in zip(space.parties, read, strict=True):
+            if isinstance(value, str) and re.fullmatch(r"\s*\d{1,9}\s*%?\s*", value):
+                value = int(value.strip().rstrip("%"))
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParseError(f"{hint}; the share of {party} is {value!r}, not a whole number")
+            shares.append(value)
+        return _legal(space, space.format(shares))
+
+    return ReplyFormat(
+        f"Reply with your {key} in this template, one line per party:\n{template}\nEach xx is "
+        f"a multiple of {space.step} from 0 to {space.total}, and the shares sum to "
+        f"{space.total}.",
+        {"json_schema": schema},
+        parse,
+    )
+
+
 FORMATS: dict[type, Callable[[Any, str], ReplyFormat]] = {
     Choice: _choice,
     IntegerRange: _integer,
     FreeText: _text,
+    Shares: _shares,
 }
 """The reply format of each kind of action space."""
 
