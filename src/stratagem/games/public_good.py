@@ -12,6 +12,14 @@ player's own score; contributing less still wins more often, since the winner is
 
 A player whose reply stays invalid contributes nothing that round (a skipped turn): the spec gives
 no rule, and 0 is the contribution that changes nobody else's position.
+
+The highest final score wins; a tie for the top counts as a win for every tied seat (§3.5 [C]).
+
+`moderated` adds MAgIC's chat (§2, `games/chat.py`): each contribution is an utterance ("I
+contribute 20") that no player sees until the moderator's round report reveals it, and the
+moderator's opening, reports and closing line are the code's, verbatim [C]
+(`chatarena/environments/public_good.py`, typos kept). `magic_public_good` builds the game with
+it and takes the paper's settings (`games/data/public-good.json`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.chat import DECIDE, HIDDEN, MOVE, moderator, seat_name, utterance
+from stratagem.games.settings_data import setting as load_setting
 from stratagem.games.spaces import Action, IllegalAction, IntegerRange
 
 SEED004_MULTIPLIERS: tuple[float, ...] = (1.0, 1.2, 1.5, 1.8, 2.0, 2.5, 3.0)
@@ -29,6 +39,20 @@ SEED004_MULTIPLIERS: tuple[float, ...] = (1.0, 1.2, 1.5, 1.8, 2.0, 2.5, 3.0)
 
 SEED004_SETTING0_MULTIPLIER = 3.5
 """The multiplier of seed-004's setting 0, the one setting its code ships (§3.5)."""
+
+# [C] chatarena/environments/public_good.py: the moderator's words, verbatim (typos included);
+# the code writes 3 players, 100 points and its rounds, here they are the game's.
+OPENING = (
+    "Now the game starts! The background is: \n\nYou have {endowment} starting points to "
+    "contribute to the communal pool each round. You need to remember how much money you still "
+    "have after each round and avoid to exceed the all {endowment} points in {rounds} rounds.\n"
+)
+FIRST_CALL = "Now everyone gives your decisionWe will start with Player 1."
+REPORT = (
+    "Round {k} is over. \n {said} \n You can look around others' decisions and think your "
+    "decision for next round. Now let us move to next round"
+)
+COMPLETED = "{rounds} rounds of decisions have been completed."
 
 
 def _positive_int(name: str, value: object, low: int) -> int:
@@ -53,6 +77,8 @@ class PublicGoodGame(Game):
         multiplier: float = SEED004_SETTING0_MULTIPLIER,
         enforce_budget: bool = True,
         name: str = "public-good",
+        moderated: bool = False,
+        challenger_seat: int | None = None,
     ) -> None:
         self.n_players = _positive_int("n_players", n_players, 2)
         self.endowment = _positive_int("endowment", endowment, 1)
@@ -70,18 +96,56 @@ class PublicGoodGame(Game):
             raise StratagemError(
                 f"public good: enforce_budget must be true or false, got {enforce_budget!r}"
             )
+        if not isinstance(moderated, bool):
+            raise StratagemError(f"public good: moderated must be true or false, got {moderated!r}")
         self.multiplier = float(multiplier)
         self.enforce_budget = enforce_budget
         self.name = name
+        self.moderated = moderated
+        self.challenger_seat = challenger_seat
+        """The seat a setting names as the "test player" (§3.5), where it names one."""
 
     def description(self) -> str:
         return (
             f"Public good: {self.n_players} players with {self.endowment} points each contribute "
             f"over {self.rounds} rounds; the pool x {self.multiplier:g} is shared equally"
+            + (", contributions revealed by a moderator after each round" if self.moderated else "")
         )
 
     def initial_state(self, seed: int = 0) -> PublicGoodState:
         return PublicGoodState(self, ())
+
+
+def magic_public_good(
+    setting: int | None = None,
+    n_players: int = 3,
+    endowment: int = 100,
+    rounds: int = 5,
+    multiplier: float | None = None,
+    enforce_budget: bool = True,
+    moderated: bool = True,
+) -> PublicGoodGame:
+    """The catalog's `public-good`: MAgIC's game with its chat (seed-004 §3.5).
+
+    `setting` 0..6 takes the multiplier of the paper's figure (1, 1.2, 1.5, 1.8, 2, 2.5, 3, in
+    that order); None (the default) takes the code's only setting, 3.5, which is not among them.
+    An explicit `multiplier` overrides both.
+    """
+    if setting is not None:
+        data = load_setting("public-good", setting)
+        value, challenger = data["multiplier"], data.get("challenger_seat")
+    else:
+        # The code's setting 0 names Player 1 as its test player (§3.5).
+        value, challenger = SEED004_SETTING0_MULTIPLIER, 0
+    return PublicGoodGame(
+        n_players,
+        endowment,
+        rounds,
+        value if multiplier is None else multiplier,
+        enforce_budget,
+        moderated=moderated,
+        challenger_seat=challenger if multiplier is None else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -133,12 +197,32 @@ class PublicGoodState(State):
         """A skipped turn contributes 0 (module docstring)."""
         return 0
 
+    def winners(self) -> tuple[int, ...]:
+        """The seats with the highest final score, all of them winning (§3.5 [C] ties). Compared
+        on kept points, since everyone gets the same share: exact, with no float ties lost."""
+        kept = [self.remaining(p) for p in range(self.game.n_players)]
+        return tuple(p for p, x in enumerate(kept) if x == max(kept))
+
     def events(self) -> tuple[Event, ...]:
-        """Public events: each round's contributions, then the payout once the game is over."""
-        out = [
-            Event("contributions", {"round": t, "contributions": list(r)})
-            for t, r in enumerate(self.history, start=1)
-        ]
+        """Each round's contributions (public once the round is over), then the payout once the
+        game is over; with `moderated`, the chat of §2 around them (module docstring)."""
+        chat = self.game.moderated
+        out: list[Event] = []
+        if chat:
+            out += [
+                moderator(OPENING.format(endowment=self.game.endowment, rounds=self.game.rounds)),
+                moderator(FIRST_CALL),
+            ]
+        for t, r in enumerate(self.history, start=1):
+            said = [f"I contribute {x}" for x in r]
+            if chat:
+                out += [
+                    utterance(MOVE, p, text, DECIDE, t, HIDDEN, contribution=r[p])
+                    for p, text in enumerate(said)
+                ]
+            out.append(Event("contributions", {"round": t, "contributions": list(r)}))
+            if chat:
+                out.append(moderator(self._report(t, said)))
         if self.is_terminal():
             out.append(
                 Event(
@@ -148,6 +232,12 @@ class PublicGoodState(State):
             )
         return tuple(out)
 
+    def _report(self, t: int, said: list[str]) -> str:
+        if t >= self.game.rounds:
+            return COMPLETED.format(rounds=self.game.rounds)
+        lines = " \n".join(f"{seat_name(p)} said: {text}" for p, text in enumerate(said))
+        return REPORT.format(k=t, said=lines)
+
     def observation(self, player: int) -> PublicGoodObservation:
         if not 0 <= player < self.game.n_players:
             raise StratagemError(
@@ -156,7 +246,7 @@ class PublicGoodState(State):
         return PublicGoodObservation(
             player=player,
             legal=None if self.is_terminal() else self.legal(player),
-            events=self.events(),
+            events=tuple(e for e in self.events() if e.visible(player)),
             round=len(self.history) + 1,
             rounds=self.game.rounds,
             endowment=self.game.endowment,
@@ -177,5 +267,5 @@ class PublicGoodState(State):
     def _next(self, actions: Mapping[int, Action]) -> tuple[PublicGoodState, list[Event]]:
         played = tuple(int(actions[p]) for p in range(self.game.n_players))
         nxt = PublicGoodState(self.game, (*self.history, played))
-        new = nxt.events()[len(self.history) :]
+        new = nxt.events()[len(self.events()) :]
         return nxt, list(new)
