@@ -65,7 +65,7 @@ class LLMAgent(Agent):
     async def debrief(self, observation: Observation) -> Sequence[Answer]:
         """seed-001 §7: the four comprehension questions in turn, each through the
         architecture's own prompts (agents with a memory see the earlier ones)."""
-        if not self.questions:
+        if not self.questions or observation.turn == 0:  # asked after rounds, not before
             return ()
         from stratagem.agents.questions import QUESTIONS
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from stratagem.agents.base import Agent, LLMClient
 from stratagem.agents.self_consistency import SEED003_SAMPLES, Forkable, SelfConsistentAgent
 from stratagem.errors import StratagemError, unknown_name
@@ -35,6 +37,22 @@ class Architecture:
     calls: Callable[[Any], float] = lambda settings: 1.0
     """Model calls it makes per decision, at most, given the entry's settings (for a run's plan
     of what it will spend)."""
+    options: type[BaseModel] | None = None
+    """The model of the entry's `options` (its own settings), validated when the file is read;
+    None: it takes none."""
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Refuse options this architecture does not take, naming the first problem."""
+        if self.options is None:
+            if options:
+                raise StratagemError(f"options: a {self.name} agent takes none")
+            return
+        try:
+            self.options.model_validate(options)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise StratagemError(f"options.{where}: {error['msg']}") from None
 
 
 ARCHITECTURES: dict[str, Architecture] = {}

@@ -138,6 +138,9 @@ class AgentEntry(Strict):
     default:<label>; either way the round is recorded as invalid."""
     temperature: float | None = Field(None, ge=0)
     max_tokens: int | None = Field(None, ge=1)
+    options: dict[str, Any] = {}
+    """The architecture's own settings (`stratagem architectures` lists them), e.g. a magic
+    agent's `{code_compat: true}`."""
 
     @field_validator("kind")
     @classmethod
@@ -147,10 +150,20 @@ class AgentEntry(Strict):
         return value
 
     @model_validator(mode="after")
+    def _options_fit_kind(self) -> AgentEntry:
+        try:
+            ARCHITECTURES[self.kind].check_options(self.options)
+        except StratagemError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    @model_validator(mode="after")
     def _attitude_fits_kind(self) -> AgentEntry:
-        if self.kind == "plain" and self.attitude is not None:
-            raise ValueError("attitude: plain agents take no attitude (tool and debate agents do)")
-        if self.kind != "plain" and self.attitude is None:
+        if self.kind not in ATTITUDE_KINDS and self.attitude is not None:
+            raise ValueError(
+                f"attitude: {self.kind} agents take no attitude (tool and debate agents do)"
+            )
+        if self.kind in ATTITUDE_KINDS and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
         if isinstance(self.samples, int) and self.samples < 1:
             raise ValueError("samples: must be >= 1 (1 = no self-consistency) or 'study'")
@@ -176,7 +189,10 @@ class AgentEntry(Strict):
         return value
 
 
-_LATER_AGENT_FIELDS = ("prompting", "samples", "constrain")
+ATTITUDE_KINDS = ("tool", "debate")
+"""The architectures with a lawyer, whose attitude an entry must give (seed-001 §4.2)."""
+
+_LATER_AGENT_FIELDS = ("prompting", "samples", "constrain", "options")
 
 
 class VariantEntry(Strict):

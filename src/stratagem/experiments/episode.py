@@ -11,7 +11,8 @@ skipped turn). Everything is recorded as it happens:
   rounds table, with each seat's validity and tokens, as the matrix-game analyses read it;
 - the game's own events, with their visibility (public, some seats, or none);
 - an "invalid" event for every invalid decision, and what architectures ask to keep (`notes`);
-- answers to questions asked after a step (`Agent.debrief`).
+- answers to questions asked before the first step and after every step (`Agent.debrief`,
+  given the observation stamped with the step: 0 before the first).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ async def play_episode(
     """Play one episode to its end, recording every step; returns the final state."""
     state = game.initial_state(seed)
     step = 0
+    await _debrief(store, episode_id, state, agents, step)
     while not state.is_terminal():
         step += 1
         acting = state.to_act()
@@ -51,14 +53,27 @@ async def play_episode(
             _record_step(store, episode_id, t, decisions, events)
         for p, agent in enumerate(agents):
             await agent.observe(state.observation(p), [e for e in events if e.visible(p)])
-        for p, agent in enumerate(agents):
-            for answer in await agent.debrief(state.observation(p)):
-                store.add_answer(
-                    episode_id, t, p, answer.question_id, answer.raw,
-                    question=answer.question,
-                    parsed={"value": answer.parsed, "relevant": answer.relevant},
-                )  # fmt: skip
+        await _debrief(store, episode_id, state, agents, step, t)
     return state
+
+
+async def _debrief(
+    store: ResultStore,
+    episode_id: str,
+    state: State,
+    agents: Sequence[Agent],
+    step: int,
+    t: int | None = None,
+) -> None:
+    """Ask each agent's questions of this moment and store the answers (round `t`, the step's
+    round, or the step itself before the first)."""
+    for p, agent in enumerate(agents):
+        for answer in await agent.debrief(replace(state.observation(p), turn=step)):
+            store.add_answer(
+                episode_id, step if t is None else t, p, answer.question_id, answer.raw,
+                question=answer.question,
+                parsed={"value": answer.parsed, "relevant": answer.relevant},
+            )  # fmt: skip
 
 
 def _checked(state: State, player: int, decision: Decision) -> Decision:
