@@ -172,6 +172,26 @@ def undercover_diagnosis(
     return Diagnosis("no", _pick(own, owner, largest=True, ties=ties))
 
 
+def undercover_clue_target_code(m: ArrayLike, owner: int, ties: Ties = "code") -> int:
+    """The target the study's code names in the Undercover "no" clue prompt (`get_target`).
+
+    The code chooses the clue *template* from the text self-diagnosis (its helper's reading of
+    the is_undercover answer, `analysis_parse.parse_self_diagnosis` here) but the *target* from
+    the numeric diagnosis, so the two can disagree: numeric "no" gives `Diagnosis.target`;
+    numeric "yes" gives the player who suspects the owner most (argmax of the owner's column,
+    self excluded); numeric "not sure" gives -1, which the code's `player_names[-1]` turns into
+    the last seat. `undercover_diagnosis` is the spec's §7.2 reading, where one diagnosis picks
+    both; this is for reproducing the code.
+    """
+    found = undercover_diagnosis(m, owner, ties=ties)
+    if found.verdict == "no":
+        assert found.target is not None
+        return found.target
+    if found.verdict == "yes":
+        return _pick(_column(m, owner), owner, largest=True, ties=ties)
+    return int(np.asarray(m).shape[0]) - 1
+
+
 # -- helpers ---------------------------------------------------------------------------------------
 
 
