@@ -46,6 +46,7 @@ def test_names_and_entries() -> None:
         "ultimatum",
         "chameleon",
         "undercover",
+        "cost-sharing",
     }
     assert set(game_names()) == expected
     for name, entry in GAMES.items():

@@ -25,6 +25,7 @@ from stratagem.games.spaces import (
     FreeText,
     IllegalAction,
     IntegerRange,
+    Shares,
 )
 
 Ask = Callable[[str], Awaitable[str | None]]
@@ -93,6 +94,11 @@ def _choices(space: ActionSpace) -> str:
         return f"a whole number from {space.low} to {space.high}"
     if isinstance(space, FreeText):
         return f"a message of at most {space.max_chars} characters"
+    if isinstance(space, Shares):
+        return (
+            f"shares for {', '.join(space.parties)} in steps of {space.step} summing to "
+            f"{space.total}, joined by '/' (e.g. {space.example()})"
+        )
     return "an action"
 
 

@@ -24,7 +24,7 @@ from stratagem.experiments.config import ConfirmConfig, ModelEntry
 from stratagem.experiments.grid import EpisodeSpec, build_game
 from stratagem.experiments.lineups import Seat
 from stratagem.games.base import Game
-from stratagem.games.spaces import Action, ActionSpace, Choice, IntegerRange
+from stratagem.games.spaces import Action, ActionSpace, Choice, IntegerRange, Shares
 from stratagem.llm.pricing import Prices
 
 DEFAULT_TOKENS_PER_CALL = 600
@@ -167,4 +167,6 @@ def _first_legal(space: ActionSpace) -> Action:
         return space.labels[0]
     if isinstance(space, IntegerRange):
         return space.low
+    if isinstance(space, Shares):
+        return space.example()
     return ""

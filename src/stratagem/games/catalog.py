@@ -24,10 +24,12 @@ from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.chameleon import ChameleonGame
 from stratagem.games.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
+from stratagem.games.cost_sharing import CostSharingGame
 from stratagem.games.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
 from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
+from stratagem.games.magic_dilemma import magic_npd3
 from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.public_good import SEED004_SETTING0_MULTIPLIER, PublicGoodGame
+from stratagem.games.public_good import magic_public_good
 from stratagem.games.ultimatum import UltimatumGame
 from stratagem.games.undercover import UndercoverGame
 
@@ -155,34 +157,7 @@ def _ba3_alt() -> NormalFormGame:
     )
 
 
-# -- seed-004: n-player games (§3.4, §3.5) -------------------------------------------------------
-
-
-def _npd3(
-    cooperate: float = 2, defect: float = 1, one_defect: float = 4, two_defect: float = 2
-) -> NormalFormGame:
-    # seed-004 §3.4: setting 0 of the code is cooperate/defect/one_defect/two_defect = 2/1/4/2
-    # (the code's own default is 3/1/100/2; the paper's 7 settings are unpublished).
-    return n_player_prisoners_dilemma(
-        "npd3",
-        cooperate,
-        defect,
-        one_defect,
-        two_defect,
-        description=f"Three-player Prisoner's Dilemma, {cooperate}/{defect}/{one_defect}/"
-        f"{two_defect} (all C / all D / lone defector / two defectors)",
-    )
-
-
-def _public_good(
-    n_players: int = 3,
-    endowment: int = 100,
-    rounds: int = 5,
-    multiplier: float = SEED004_SETTING0_MULTIPLIER,
-    enforce_budget: bool = True,
-) -> PublicGoodGame:
-    # seed-004 §3.5: 3 players, 100 points in total, 5 rounds, setting 0's multiplier 3.5.
-    return PublicGoodGame(n_players, endowment, rounds, multiplier, enforce_budget)
+# -- games of other families ---------------------------------------------------------------------
 
 
 def _ultimatum(pie: int = 100) -> UltimatumGame:
@@ -267,9 +242,17 @@ def _entries() -> list[CatalogEntry]:
             "ba3-alt", _ba3_alt().description(), s3rps, "seed-003-rps", _ba3_alt, (24,),
             variant_of="eq1", counterfactual="joint", paper_caption="joint",
         ),
-        CatalogEntry("npd3", _npd3().description(), f"{s4} §3.4", s4, _npd3, (5,)),
         CatalogEntry(
-            "public-good", _public_good().description(), f"{s4} §3.5", s4, _public_good
+            "npd3", magic_npd3().description(), f"{s4} §3.4", s4, magic_npd3, (5,),
+            settings="npd3",
+        ),
+        CatalogEntry(
+            "public-good", magic_public_good().description(), f"{s4} §3.5", s4,
+            magic_public_good, settings="public-good",
+        ),
+        CatalogEntry(
+            "cost-sharing", CostSharingGame().description(), f"{s4} §3.3", s4, CostSharingGame,
+            settings="cost-sharing",
         ),
         CatalogEntry(
             "chameleon", ChameleonGame().description(), f"{s4} §3.1", s4, ChameleonGame,
@@ -376,13 +359,18 @@ def get_game(name: str, **options: Any) -> Game:
 def get_stage(name: str, **options: Any) -> NormalFormGame:
     """A matrix game by catalog name (the stage game of a repeated game)."""
     game = get_game(name, **options)
-    if not isinstance(game, NormalFormGame):
-        matrix = [n for n, e in GAMES.items() if isinstance(e.factory(), NormalFormGame)]
+    stage = game if isinstance(game, NormalFormGame) else game.matrix()
+    if stage is None:
+        matrix = [n for n, e in GAMES.items() if _stage_of(e.factory()) is not None]
         raise StratagemError(
             f"game '{name}' is not a matrix game, so it has no stage game; "
             f"matrix games: {', '.join(matrix)}"
         )
-    return game
+    return stage
+
+
+def _stage_of(game: Game) -> NormalFormGame | None:
+    return game if isinstance(game, NormalFormGame) else game.matrix()
 
 
 # -- user-declared variants ----------------------------------------------------------------------
