@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+import stratagem.agents.magic.theory_profiles  # noqa: F401  (registers the game-theory profiles)
 from stratagem.agents.base import Decision, LLMClient
 from stratagem.agents.llm_agent import LLMAgent
 from stratagem.agents.magic.chat import assemble, seat_name, strip_reply
