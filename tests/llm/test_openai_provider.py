@@ -220,6 +220,16 @@ def test_request_building() -> None:
     assert "response_format" not in OpenAIProvider(
         "openai/m", api_key=KEY, structured="none"
     ).build_params(request, 0)
+    assert "stop" not in params
+
+
+def test_stop_strings_are_sent_and_keyed_only_when_set() -> None:
+    """seed-004 §2 stops at <EOS>; requests without stop strings keep their old cache keys."""
+    provider = OpenAIProvider("openai/m", api_key=KEY)
+    plain = Request((SYSTEM, Message("user", "hi")))
+    stopped = Request((SYSTEM, Message("user", "hi")), stop=("<EOS>",))
+    assert provider.build_params(stopped, 0)["stop"] == ["<EOS>"]
+    assert "stop" not in plain.to_json() and stopped.to_json()["stop"] == ("<EOS>",)
 
 
 # --- fault injection ---------------------------------------------------------------------------

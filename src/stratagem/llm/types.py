@@ -72,6 +72,8 @@ class Request:
     seed: int | None = None
     n: int = 1
     """Samples wanted (self-consistency); each sample is cached under its own index."""
+    stop: tuple[str, ...] = ()
+    """Texts at which generation stops, not included in the reply (seed-004 §2's `<EOS>`)."""
 
     def to_json(self) -> dict[str, Any]:
         """A fresh dict of plain data, as `dataclasses.asdict` would give, built directly: it
@@ -86,7 +88,7 @@ class Request:
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "n": self.n,
-        }
+        } | ({"stop": self.stop} if self.stop else {})  # absent when unset: older keys unchanged
 
 
 @dataclass(frozen=True)

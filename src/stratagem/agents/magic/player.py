@@ -40,6 +40,8 @@ from stratagem.llm.pipeline import CallContext
 
 PROBE_MAX_TOKENS = 256
 """seed-004 §2: the social games' max_tokens, which their probes share."""
+MAGIC_STOP = ("<|endoftext|>", "<EOS>")
+"""seed-004 §2: the stop tokens of every call."""
 MAGIC_TEMPERATURE = 0.0
 """seed-004 §2: temperature 0 everywhere (an entry's own temperature overrides it)."""
 
@@ -122,7 +124,7 @@ class MagicPlayer(LLMAgent):
         messages = assemble(turn.system, observation.events, me, turn.request)
         max_tokens = self.max_tokens if self.max_tokens is not None else turn.max_tokens
         kwargs = {"temperature": self.temperature, "max_tokens": max_tokens,
-                  "seed": self.request_seed()}  # fmt: skip
+                  "seed": self.request_seed(), "stop": MAGIC_STOP}  # fmt: skip
         return await decide_with_reasks(
             self.client,
             messages,

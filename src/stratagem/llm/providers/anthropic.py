@@ -223,6 +223,8 @@ class AnthropicProvider:
         }
         if system:
             params["system"] = system
+        if request.stop:
+            params["stop_sequences"] = list(request.stop)
         if tools:
             params["tools"] = tools
         if tool_choice is not None:

@@ -443,7 +443,7 @@ class LocalProvider:
                     sampling=sampling,
                     grammar=grammar,
                     done=reply_complete(request),
-                    stop=[] if grammar is not None else _STOP,
+                    stop=[] if grammar is not None else [*_STOP, *request.stop],
                     slots=loaded.slots if self.kv_reuse else None,
                 )
             except ValueError as exc:  # a grammar llama.cpp rejects, or one that allows nothing

@@ -233,6 +233,8 @@ class OpenAIProvider:
             params[self.max_tokens_field] = request.max_tokens
         if request.seed is not None:
             params["seed"] = request.seed + sample
+        if request.stop:
+            params["stop"] = list(request.stop)
         if self.reasoning_effort is not None:
             params["reasoning_effort"] = self.reasoning_effort
         if self.extra_body:
