@@ -22,6 +22,23 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Belief:
+    """A belief an agent reports about the game, kept in the store's beliefs table
+    (`ResultStore.add_belief`) so that transcripts and metrics can read what an agent believed,
+    not only what it did (seed-004 §7: the PGM agent's F and M matrices).
+
+    `order` 1 is what the agent itself believes, 2 what it believes another player believes
+    (that player is `about_player`), and so on; `content` is plain JSON-able data whose shape
+    the architecture documents; `score` an optional number (a probability, a confidence).
+    """
+
+    order: int
+    content: Any
+    about_player: int | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
 class Decision:
     """One decision of one agent, with its trace.
 
@@ -50,6 +67,8 @@ class Decision:
     notes: Mapping[str, Any] = field(default_factory=dict)
     """What the architecture wants kept beside the decision, by kind (a self-consistency vote):
     the runner records each as an event of that kind, seen by no seat."""
+    beliefs: tuple[Belief, ...] = ()
+    """Beliefs formed while deciding; the runner stores them with the step."""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

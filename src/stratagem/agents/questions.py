@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from stratagem.agents.base import Decision, LLMClient
+from stratagem.agents.base import Belief, Decision, LLMClient
 from stratagem.agents.parsing import ParseError, decide_with_reasks, find_key_values
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
@@ -111,6 +111,8 @@ class Answer:
     tokens: int = 0
     messages: tuple[dict[str, Any], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    beliefs: tuple[Belief, ...] = ()
+    """Beliefs the answer states (a PGM analysis's matrices); stored with the answer."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +126,7 @@ class Answer:
             "tokens": self.tokens,
             "messages": list(self.messages),
             "extra": dict(self.extra),
+            "beliefs": [asdict(b) for b in self.beliefs],
         }
 
     @classmethod

@@ -12,7 +12,9 @@ skipped turn). Everything is recorded as it happens:
 - the game's own events, with their visibility (public, some seats, or none);
 - an "invalid" event for every invalid decision, and what architectures ask to keep (`notes`);
 - answers to questions asked before the first step and after every step (`Agent.debrief`,
-  given the observation stamped with the step: 0 before the first).
+  given the observation stamped with the step: 0 before the first);
+- the beliefs agents report (`Decision.beliefs` with the step, `Answer.beliefs` with the
+  answer), as rows of the beliefs table.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from stratagem.agents.base import Agent, Decision
+from stratagem.agents.base import Agent, Belief, Decision
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Event, Game, State
 from stratagem.games.spaces import Action, IllegalAction
@@ -74,6 +76,7 @@ async def _debrief(
                 question=answer.question,
                 parsed={"value": answer.parsed, "relevant": answer.relevant},
             )  # fmt: skip
+            _record_beliefs(store, episode_id, step if t is None else t, p, answer.beliefs)
 
 
 def _checked(state: State, player: int, decision: Decision) -> Decision:
@@ -113,6 +116,7 @@ def _record_step(
         )
         for kind, data in d.notes.items():
             store.add_event(episode_id, kind, data, round=t, player=p, visible_to=HIDDEN)
+        _record_beliefs(store, episode_id, t, p, d.beliefs)
         if not d.valid:
             store.add_event(
                 episode_id, "invalid", {"error": d.error, "texts": list(d.raw),
@@ -122,6 +126,15 @@ def _record_step(
         if e.kind != ROUND_EVENT:
             visible = None if e.visible_to is None else sorted(e.visible_to)
             store.add_event(episode_id, e.kind, dict(e.data), round=t, visible_to=visible)
+
+
+def _record_beliefs(
+    store: ResultStore, episode_id: str, t: int, player: int, beliefs: Sequence[Belief]
+) -> None:
+    for b in beliefs:
+        store.add_belief(
+            episode_id, t, player, b.order, b.content, about_player=b.about_player, score=b.score
+        )
 
 
 def _decision_data(d: Decision) -> dict[str, Any]:
