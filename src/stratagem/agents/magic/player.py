@@ -110,11 +110,17 @@ class MagicPlayer(LLMAgent):
     def turn(self, observation: Observation) -> Turn:
         return self.profile.turn(self.game, observation, self.wording, self.options.code_compat)
 
-    def turn_for_probe(self, observation: Observation, request: str, parser: Parser) -> Turn:
+    def turn_for_probe(
+        self,
+        observation: Observation,
+        request: str,
+        parser: Parser,
+        constraint: dict[str, Any] | None = None,
+    ) -> Turn:
         """A hidden question in this seat's chat (a probe): the seat's system prompt, the
         question as the request, the social games' reply length."""
         system = self.profile.system(self.game, observation, self.wording)
-        return Turn(system, request, PROBE_MAX_TOKENS, parser)
+        return Turn(system, request, PROBE_MAX_TOKENS, parser, constraint or {})
 
     async def ask(
         self, observation: Observation, turn: Turn, labels: Sequence[str], purpose: str
@@ -123,8 +129,10 @@ class MagicPlayer(LLMAgent):
         me = observation.player
         messages = assemble(turn.system, observation.events, me, turn.request)
         max_tokens = self.max_tokens if self.max_tokens is not None else turn.max_tokens
-        kwargs = {"temperature": self.temperature, "max_tokens": max_tokens,
-                  "seed": self.request_seed(), "stop": MAGIC_STOP}  # fmt: skip
+        kwargs: dict[str, Any] = {"temperature": self.temperature, "max_tokens": max_tokens,
+                                  "seed": self.request_seed(), "stop": MAGIC_STOP}  # fmt: skip
+        if self.constrain:
+            kwargs.update(turn.constraint)
         return await decide_with_reasks(
             self.client,
             messages,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stratagem.agents.magic.probes import (
+    ROLES,
     ProbeKind,
     SocialGame,
     parse_belief_answer,
@@ -27,6 +28,7 @@ from stratagem.agents.magic.probes import (
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.questions import Answer
 from stratagem.games.base import Game, Observation
+from stratagem.games.social_deduction import SEATS
 
 if TYPE_CHECKING:
     from stratagem.agents.magic.player import MagicPlayer
@@ -99,7 +101,14 @@ class Prober:
             role = "chameleon" if getattr(observation, "is_chameleon", False) else "non-chameleon"
         assert self.game is not None
         question = probe_text(self.game, kind, seat, role)
-        turn = self.player.turn_for_probe(observation, question, ProbeParser(self.game, kind, seat))
+        constraint = {}
+        if kind == "consistency":  # the template's answers (the reasoning after it is optional)
+            roles = (*ROLES[self.game], *(("not sure",) if self.game == "undercover" else ()))
+            constraint["choices"] = tuple(
+                f"I am {name}, my role is {r}" for name in SEATS for r in roles
+            )
+        parser = ProbeParser(self.game, kind, seat)
+        turn = self.player.turn_for_probe(observation, question, parser, constraint)
         decision = await self.player.ask(observation, turn, (), f"probe:{kind}")
         return Answer(
             question_id=f"{PROBE_PREFIX}{kind}@{when}",

@@ -8,7 +8,7 @@ A profile reads only the seat's observation; the texts are the study's (`texts`)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.agents.magic import texts
@@ -25,12 +25,15 @@ from stratagem.games.undercover import UndercoverGame
 @dataclass(frozen=True)
 class Turn:
     """One call's make-up: the system prompt, the request (None: the default "Now you speak"),
-    the reply's token limit, and its parser."""
+    the reply's token limit, its parser, and the request fields that make a provider keep to the
+    reply's template (`choices`, `json_schema`), sent only when the entry constrains its output
+    (the study's models were not constrained: `constrain: false` reproduces it)."""
 
     system: str
     request: str | None
     max_tokens: int
     parser: Parser
+    constraint: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,14 @@ def _social_parser(observation: Observation, code_compat: bool) -> Parser:
     return TextParser(space)
 
 
+def vote_choices(observation: Observation, template: str = "I vote for {}.") -> dict[str, Any]:
+    """The vote template filled with each legal player: a grammar for constrained output."""
+    space = observation.legal
+    if not isinstance(space, Choice):
+        return {}
+    return {"choices": tuple(template.format(label) for label in space.labels)}
+
+
 def _chameleon_system(game: ChameleonGame, observation: Observation, wording: Wording) -> str:
     me = seat_name(observation.player)
     return system_message(
@@ -114,6 +125,7 @@ def _chameleon_turn(
         None,
         SOCIAL_MAX_TOKENS,
         _social_parser(observation, code_compat),
+        vote_choices(observation),
     )
 
 
@@ -125,6 +137,7 @@ def _undercover_turn(
         None,
         SOCIAL_MAX_TOKENS,
         _social_parser(observation, code_compat),
+        vote_choices(observation),
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from stratagem.agents.magic import texts
 from stratagem.agents.magic.chat import seat_name, system_message
-from stratagem.agents.magic.profiles import MagicProfile, Turn, register
+from stratagem.agents.magic.profiles import MagicProfile, Turn, register, vote_choices
 from stratagem.agents.magic.texts import Wording
 from stratagem.agents.magic.vote_parse import (
     ContributionParser,
@@ -48,13 +48,15 @@ def _cost_sharing_turn(
     parser: Parser
     if isinstance(space, Shares):
         request: str | None = texts.text("airport_fee_negotiate")
-        parser = reply_format(space, "proposal")
+        proposal = reply_format(space, "proposal")
+        parser, constraint = proposal, proposal.constraint
     else:
         assert isinstance(space, Choice)
         request = None  # the moderator's vote call is the last message of the chat
         parser = VoteParser(code_compat=code_compat, rule="cost_sharing")
+        constraint = vote_choices(observation, "I vote for {}'s proposal")
     system = _cost_sharing_system(game, observation, wording)
-    return Turn(system, request, COST_SHARING_MAX_TOKENS, parser)
+    return Turn(system, request, COST_SHARING_MAX_TOKENS, parser, constraint)
 
 
 def _dilemma_system(game: MagicDilemmaGame, observation: Observation, wording: Wording) -> str:
@@ -79,6 +81,7 @@ def _dilemma_turn(
         texts.text("prisoner_decision_command"),
         PD_MAX_TOKENS,
         CooperateDefectParser(code_compat=code_compat),
+        {"choices": ("Cooperate", "Defect")},
     )
 
 
@@ -102,6 +105,7 @@ def _public_good_turn(
         None,
         PG_MAX_TOKENS,
         ContributionParser(space.low, space.high, code_compat=code_compat),
+        {"choices": tuple(f"I contribute {n}" for n in range(space.low, space.high + 1))},
     )
 
 
