@@ -48,6 +48,21 @@ def test_a_person_proposes_and_illegal_input_is_asked_again(tmp_path: Path) -> N
         assert first.data == {"action": 40, "valid": True, "attempts": 3, "tokens": 0}
 
 
+def test_a_person_in_a_magic_game_reads_the_chat(tmp_path: Path) -> None:
+    """seed-004's games are a chat: the person sees what their seat may see, as the study's
+    players did (`[Moderator]: ...`), including their private word, and never another's role."""
+    seats = ["0=human", "1=scripted:It is sweet.,Player 1", "2=scripted:Red.,Player 1"]
+    args = [arg for seat in seats for arg in ("--seat", seat)]
+    done = play(tmp_path, "It grows in bunches.\n1\n", "chameleon/0", *args)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "[Moderator]: You are not chameleon. The word is: Grape" in out
+    assert "You are the chameleon!" not in out  # Player 3's private message
+    assert "[Player 2]: It is sweet." in out and "[Player 3]: Red." in out
+    assert "your move (1=Player 2, 2=Player 3)" in out
+    assert "[Player 1]: I vote for Player 2." in out  # the person's own (private) vote
+
+
 def test_a_person_against_the_embedded_model(tmp_path: Path) -> None:
     done = play(tmp_path, "cooperate\n2\n", "dilemma", "--seat", "0=human", "--seat", "1=plain",
                 "--rounds", "2")  # fmt: skip

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from stratagem.agents.base import Agent, Decision
 from stratagem.agents.game_prompts import GamePrompter, prompts_for
+from stratagem.agents.magic.chat import speaker
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
@@ -42,14 +43,17 @@ class HumanPlayer(Agent):
         self._game_prompter = None if prompts is None else GamePrompter(game, prompts)
         self._matrix_prompter = Prompter("neutral", "choice", "prompt")
         self._told_rules = False
+        self._told_chat = 0
 
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
         self._told_rules = False
+        self._told_chat = 0
 
     async def act(self, observation: Observation) -> Decision:
         space = observation.legal
         if space is None:
             raise StratagemError("the human seat was asked to act with no move to make")
+        self._tell_chat(observation)
         self.tell(self._describe(observation))
         hint = _choices(space)
         attempts = 0
@@ -68,9 +72,23 @@ class HumanPlayer(Agent):
             return Decision(action=action, valid=True, attempts=attempts, raw=tuple(typed))
 
     async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
+        if self._tell_chat(observation):
+            return
         for event in events:
             details = ", ".join(f"{k}={v}" for k, v in event.data.items() if k != "round")
             self.tell(f"- {event.kind} ({details})")
+
+    def _tell_chat(self, observation: Observation) -> bool:
+        """In a chat game (seed-004's), what this seat may see that it was not told yet, as
+        the chat shows it: `[Moderator]: ...`, `[Player 2]: ...`. False for other games."""
+        said = [speaker(e) for e in observation.events]
+        if not any(said):
+            return False
+        for line in said[self._told_chat :]:
+            if line is not None:
+                self.tell(f"[{line[0]}]: {line[2]}")
+        self._told_chat = len(said)
+        return True
 
     def _describe(self, observation: Observation) -> str:
         """The rules once, then the state as this seat sees it."""
