@@ -3,5 +3,40 @@
 seven abilities and a win rate, with and without the PGM-aware agent.
 
 The metrics are pure functions of typed game records (`records.MagicGame`), so they can be
-recomputed on any stored or imported games; importing this package imports nothing heavy.
+recomputed on any stored or imported games. Importing this package registers the study's report
+section (`section`) but imports it only when a report asks for it: the section draws plots and
+fits ratings, which a metric user does not need.
 """
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.report_data import ReportData
+from stratagem.analysis.report_views import Section
+from stratagem.studies.magic.records import GAMES
+from stratagem.studies.registry import Study, register
+
+
+def applies(episode: EpisodeData) -> bool:
+    """One of seed-004's five games (§3; `chameleon/3` is setting 3 of Chameleon)."""
+    return episode.record.game.partition("/")[0] in GAMES
+
+
+def sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
+    from stratagem.studies.magic.section import magic_sections  # deferred: see the docstring
+
+    return magic_sections(report, episodes)
+
+
+STUDY = register(
+    Study(
+        name="magic",
+        title="MAgIC: Investigation of LLM-powered multi-agent systems in cognition, "
+        "adaptability, rationality and collaboration",
+        spec="seed-004",
+        applies=applies,
+        sections=sections,
+    )
+)

@@ -1,0 +1,489 @@
+"""The report section of seed-004's MAgIC study: the leaderboard of challengers, their radar
+chart, the game-theory detail table, the PGM gains and a Bradley-Terry rating of every entity.
+
+It appears whenever a report holds episodes of MAgIC's five games (§3). The numbers come from
+`extract` (stored episodes -> `records.MagicGame`, the challenger and the defender of each game)
+and the study's metric modules; this module only lays them out. Every number a reader might take
+for the paper's says how it was computed: the metric options in force (`MetricOptions`), the
+number of games, the interval's level and replicates. Invalid replies are counted next to the
+numbers they could have changed (§10.10), never left out silently.
+
+All text goes through the report template, which escapes it: model names and replies are never
+read as markup. The radar chart is the only image.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.plots import figure_png
+from stratagem.analysis.rating import RatingTable, bradley_terry
+from stratagem.analysis.report_data import ReportData, listing, plural
+from stratagem.analysis.report_views import (
+    Block,
+    CellView,
+    Definitions,
+    Heading,
+    Note,
+    Paragraph,
+    PlotGrid,
+    Section,
+    make_table,
+    plot_view,
+)
+from stratagem.errors import StratagemError
+from stratagem.studies.magic.extract import MagicData, magic_data, rating_results
+from stratagem.studies.magic.leaderboard import EntityMetrics, Estimate, leaderboard
+from stratagem.studies.magic.options import MetricOptions
+from stratagem.studies.magic.pgm_gain import PgmComparison, pgm_comparisons
+from stratagem.studies.magic.plots import radar_figure
+from stratagem.studies.magic.radar import radar_values
+from stratagem.studies.magic.records import MagicGame
+
+SECTION_ID = "magic"
+TITLE = "MAgIC (seed-004)"
+
+N_BOOT = 2000
+"""Bootstrap replicates of the leaderboard and the PGM gains (vectorised: cheap)."""
+RATING_BOOT = 300
+"""Bootstrap replicates of the rating: each one refits the model."""
+LEVEL = 0.95
+SEED = 0
+OPTIONS = MetricOptions()
+"""The spec's defaults (seed-004 §10: each choice is an option, named in the captions)."""
+VANILLA_ARCH, PGM_ARCH = "magic", "pgm"
+"""The architectures compared for the PGM gains (seed-004 §7, §9.2)."""
+MAX_REASONS = 5
+DPI = 100
+
+LABELS: dict[str, str] = {
+    "win_rate": "W",
+    "judgment": "Judgement",
+    "reasoning": "Reasoning",
+    "deception": "Deception",
+    "self_awareness": "Self-awareness",
+    "cooperation": "Cooperation",
+    "coordination": "Coordination",
+    "rationality": "Rationality",
+}
+"""Column names, in the order of the paper's leaderboard (seed-004 §9.4)."""
+
+DETAIL: tuple[tuple[str, str, float], ...] = (
+    ("w_cost", "CS WR", 100.0),
+    ("cost", "Cost", 1.0),
+    ("w_pd", "PD WR", 100.0),
+    ("score", "Score", 1.0),
+    ("w_pg", "PG WR", 100.0),
+    ("payback", "Payback", 1.0),
+    ("w_chameleon", "Chameleon", 100.0),
+    ("w_non_chameleon", "Non-chameleon", 100.0),
+    ("w_undercover", "Undercover", 100.0),
+    ("w_civilian", "Civilian", 100.0),
+)
+"""§9.3's columns (rates in %; Cost in % of the fee; Score and Payback in points), then the four
+social role win rates: with CS/PD/PG WR, the seven rates W averages (§5)."""
+
+
+def explanations(o: MetricOptions) -> tuple[tuple[str, str], ...]:
+    """One line per number, for a reader who never saw the paper (seed-004 §5, §6)."""
+    if o.magic_code_compat:
+        aware = "pooled over the four social competitions, as the authors' code does"
+    else:
+        first, second = ("Chameleon", "Undercover")[:: 1 if o.alpha_term == "chameleon" else -1]
+        aware = f"{o.alpha:g} × {first} + {1 - o.alpha:g} × {second}"
+    return (
+        ("W (win rate)", "The mean of seven role win rates: as chameleon, non-chameleon, "
+         "undercover and civilian (credits won over credits handed out), in Cost Sharing "
+         "(agreements reached), and in the Prisoner's Dilemma and Public Good (games ending "
+         "with the top score, ties included) (§5, eq. 1)."),
+        ("Judgement", "How often its votes, when it plays the majority, name the real chameleon "
+         "or undercover (§6.2)."),
+        ("Reasoning", "How often its secret answers about who suspects whom are right: its own "
+         "suspect against the true spy, and what it says each other player suspects against what "
+         "that player said (§6.1, §6.3)."),
+        ("Deception", "How often it wins as the chameleon or the undercover, plus "
+         f"{o.deception_lambda:g} × the share of wrong code guesses by the caught defender "
+         "chameleon when it plays the majority (§6.4; up to 125%)."),
+        ("Self-awareness", "How often it names its own seat and role correctly when asked in "
+         f"secret ({aware}; §6.5)."),
+        ("Cooperation", "The share of Cost Sharing negotiations that end in an agreement (§6.6)."),
+        ("Coordination", "Of those agreements, the share that adopted its own latest proposal "
+         "(§6.7)."),
+        ("Rationality", "The share of its Prisoner's Dilemma and Public Good decisions that serve "
+         "its own score: defecting, or contributing no more than anyone else that round (§6.8)."),
+    )  # fmt: skip
+
+
+# -- formatting ----------------------------------------------------------------------------------
+
+
+def estimate_cell(e: Estimate | None, scale: float = 100.0, decimals: int = 1) -> CellView:
+    """The value and its interval, scaled (100: a fraction shown in %): "57.2 (45.0–66.1)"."""
+    if e is None or e.value is None:
+        return CellView("–", "num empty")
+    text = f"{e.value * scale:.{decimals}f}"
+    if e.ci_low is not None and e.ci_high is not None:
+        text += f" ({e.ci_low * scale:.{decimals}f}–{e.ci_high * scale:.{decimals}f})"
+    return CellView(text, "num")
+
+
+def money_cell(value: float | None) -> CellView:
+    return CellView("–", "num empty") if value is None else CellView(f"${value:.4f}", "num")
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "–"
+
+
+def _interval_text(n_boot: int) -> str:
+    return (
+        f"{LEVEL:.0%} bootstrap percentile intervals in parentheses ({n_boot:,} replicates of the "
+        "games, resampled within each of the seven competitions)"
+    )
+
+
+# -- the blocks ----------------------------------------------------------------------------------
+
+
+def challenger_costs(data: MagicData) -> dict[str, float | None]:
+    """Dollars per game spent on the challenger's seats, by challenger (None: no calls stored)."""
+    totals: dict[str, float] = defaultdict(float)
+    games: dict[str, int] = defaultdict(int)
+    for g in data.games:
+        seats = data.costs.get(g.episode_id, {})
+        totals[g.challenger] += sum(seats.get(s, 0.0) for s in g.challenger_seats)
+        games[g.challenger] += 1
+    return {e: (totals[e] / games[e] if data.costs else None) for e in games}
+
+
+def leaderboard_blocks(
+    rows: Sequence[EntityMetrics], games: Sequence[MagicGame], costs: dict[str, float | None]
+) -> list[Block]:
+    defenders = listing(sorted({g.defender for g in games}))
+    table = make_table(
+        "MAgIC leaderboard",
+        f"Challengers (model|architecture) against {defenders}, best W first; values in %, "
+        f"{_interval_text(N_BOOT)}. Metric options: {OPTIONS.describe()}. "
+        f"{plural(len(games), 'game')} in all; Invalid is the share of the challenger's "
+        "decisions and probe answers that stayed invalid; Cost is per game, the challenger's "
+        "seats only.",
+        ["Challenger", *LABELS.values(), "Games", "Invalid", "Cost / game"],
+        [
+            [
+                r.entity,
+                *(estimate_cell(r.metrics.get(m)) for m in LABELS),
+                r.games,
+                CellView(
+                    f"{_pct(r.invalid.invalid, r.invalid.decisions)} "
+                    f"({r.invalid.invalid}/{r.invalid.decisions})",
+                    "num",
+                ),
+                money_cell(costs.get(r.entity)),
+            ]
+            for r in rows
+        ],
+        tag="as seed-004 §9.4",
+        fold=False,
+    )
+    return [Heading("Leaderboard"), table]
+
+
+def radar_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
+    polygons = []
+    for r in rows:
+        values = radar_values({m: e.value for m, e in r.metrics.items()})
+        if values is not None:
+            polygons.append((r.entity, values))
+    blocks: list[Block] = [Heading("Abilities radar")]
+    if not polygons:
+        blocks.append(
+            Note(
+                "No challenger has all seven abilities defined (each needs games of its "
+                "competitions: the social games, Cost Sharing with an agreement, PD or Public "
+                "Good), so there is no radar to draw."
+            )
+        )
+    else:
+        png = figure_png(radar_figure(polygons), dpi=DPI)
+        blocks.append(
+            PlotGrid(
+                (
+                    plot_view(
+                        png,
+                        "Abilities radar",
+                        "The seven abilities in %, clockwise from the top in the paper's order "
+                        "(§9.2), one polygon per challenger with all seven defined.",
+                    ),
+                ),
+                columns=1,
+            )
+        )
+    blocks.append(
+        make_table(
+            "Radar area",
+            "½·sin(2π/7)·Σ r_i·r_(i+1) over the seven abilities in % in the radar's order "
+            f"(§9.2), in thousands as the paper's bar chart shows it; {_interval_text(N_BOOT)}.",
+            ["Challenger", "Area (×1k)", "Games"],
+            [[r.entity, estimate_cell(r.radar_area, 0.001, 2), r.games] for r in rows],
+            fold=False,
+        )
+    )
+    return blocks
+
+
+def detail_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
+    return [
+        Heading("Per-game detail"),
+        make_table(
+            "Game-theory detail and role win rates",
+            "§9.3's columns: the win rates in Cost Sharing (agreements), the Prisoner's Dilemma "
+            "and Public Good (top score, ties included), in %; Cost is the challenger's % of the "
+            "agreed fee, Score its final PD score and Payback what the Public Good pool paid it "
+            f"(option payback={OPTIONS.payback!r}), in points; then the four social role win "
+            f"rates in %. {_interval_text(N_BOOT)}.",
+            ["Challenger", *(label for _, label, _ in DETAIL)],
+            [
+                [r.entity, *(estimate_cell(r.metrics.get(m), scale) for m, _, scale in DETAIL)]
+                for r in rows
+            ],
+            tag="as seed-004 §9.3",
+            fold=False,
+        ),
+    ]
+
+
+def pgm_blocks(games: Sequence[MagicGame]) -> list[Block]:
+    blocks: list[Block] = [Heading("PGM gains")]
+    metrics = tuple(LABELS)
+    try:
+        found = pgm_comparisons(
+            games,
+            OPTIONS,
+            vanilla_arch=VANILLA_ARCH,
+            pgm_arch=PGM_ARCH,
+            metrics=metrics,
+            n_boot=N_BOOT,
+            level=LEVEL,
+            seed=SEED,
+        )
+    except StratagemError as exc:
+        return [*blocks, Note(f"The PGM comparison cannot be made: {exc}.")]
+    if not found:
+        return [
+            *blocks,
+            Note(
+                f"No model was played as a challenger with both the '{VANILLA_ARCH}' and the "
+                f"'{PGM_ARCH}' architecture, so there is no PGM gain to show (§9.2)."
+            ),
+        ]
+    for c in found:
+        blocks.append(pgm_table(c))
+    return blocks
+
+
+def pgm_table(c: PgmComparison) -> Block:
+    rows: list[list[object]] = []
+    for m, label in LABELS.items():
+        p = c.metrics[m]
+        diff = Estimate(p.diff, p.ci_low, p.ci_high, p.units)
+        rows.append(
+            [
+                label,
+                estimate_cell(Estimate(p.vanilla, None, None, 0)),
+                estimate_cell(Estimate(p.pgm, None, None, 0)),
+                estimate_cell(diff),
+                CellView("–" if p.p_value is None else f"{p.p_value:.3g}", "num"),
+                p.units,
+            ]
+        )
+    gain = c.area_gain
+    rows.append(
+        [
+            "Radar area (×1k; Δ as relative change, %)",
+            estimate_cell(Estimate(c.area_vanilla, None, None, 0), 0.001, 2),
+            estimate_cell(Estimate(c.area_pgm, None, None, 0), 0.001, 2),
+            estimate_cell(gain),
+            CellView("–", "num"),
+            gain.n,
+        ]
+    )
+    unmatched = c.vanilla_only + c.pgm_only
+    return make_table(
+        f"PGM vs vanilla: {c.model}",
+        f"{c.pgm} against {c.vanilla} over {plural(c.matched, 'matched game')} (same game, "
+        "setting, seats, seed and repetition"
+        + (f"; {unmatched} without a twin left out" if unmatched else "")
+        + "). Values in %; Δ = PGM - vanilla in points with its paired bootstrap interval "
+        f"({N_BOOT:,} replicates); p: paired t-test over games (n = the games both twins "
+        "contribute to); the radar-area Δ is area(PGM) / area(vanilla) - 1 (§9.2). "
+        f"Metric options: {OPTIONS.describe()}.",
+        ["Metric", "Vanilla", "PGM", "Δ", "p", "n"],
+        rows,
+        tag="as seed-004 §9.2",
+        fold=False,
+    )
+
+
+def rating_blocks(data: MagicData) -> list[Block]:
+    blocks: list[Block] = [Heading("Bradley-Terry rating")]
+    results, costs = rating_results(data)
+    if not results:
+        return [
+            *blocks,
+            Note("No MAgIC game has seats of two different entities, so there is nothing to rate."),
+        ]
+    table: RatingTable = bradley_terry(
+        results, balance_types=True, n_boot=RATING_BOOT, level=LEVEL, seed=SEED, cost_per_game=costs
+    )
+    rows = [
+        [
+            r.entity,
+            CellView(
+                f"{r.rating:.0f}"
+                + ("" if r.ci_low is None else f" ({r.ci_low:.0f}–{r.ci_high:.0f})"),
+                "num",
+            ),
+            r.games,
+            CellView(f"{r.wins} / {r.ties} / {r.losses}", "num"),
+            money_cell(r.cost_per_game),
+        ]
+        for r in table.ratings
+    ]
+    types = listing(sorted({r.game_type for r in results}))
+    blocks.append(
+        make_table(
+            "Bradley-Terry rating",
+            "Every MAgIC game of the experiment, each reduced to the pairs of its seats held by "
+            "different entities (model|architecture), the higher score winning: credits in "
+            "Chameleon and Undercover, final scores in the Prisoner's Dilemma and Public Good, "
+            "the share of the fee left unpaid in Cost Sharing (equal shares tie; a failed "
+            f"negotiation is a tie). Game types ({types}) weigh equally and each game's pairs "
+            "share one game's weight. Elo-like scale: mean 1500, 400 points = odds of 10 to 1; "
+            f"{LEVEL:.0%} intervals from {RATING_BOOT:,} bootstrap refits over games. W / T / L "
+            "count pairwise comparisons; Cost is per game over all of the entity's seats.",
+            ["Entity", "Rating", "Games", "W / T / L", "Cost / game"],
+            rows,
+            fold=False,
+        )
+    )
+    return blocks
+
+
+def invalid_blocks(data: MagicData, rows: Sequence[EntityMetrics]) -> list[Block]:
+    """seed-004 §10.10: every seat's invalid replies in the competition games, and for the
+    challengers the unreadable answers each metric counted (as wrong, or as the options say)."""
+    decisions: dict[str, int] = defaultdict(int)
+    invalid: dict[str, int] = defaultdict(int)
+    sides: dict[str, set[str]] = defaultdict(set)
+    for g in data.games:
+        sides[g.challenger].add("challenger")
+        sides[g.defender].add("defender")
+        entities = data.entities[g.episode_id]
+        for k, entity in enumerate(entities):
+            decisions[entity] += g.decisions[k]
+            invalid[entity] += g.invalid[k]
+    by_entity = {r.entity: r.invalid for r in rows}
+    lines = []
+    for entity in sorted(decisions, key=lambda x: (x not in by_entity, x)):
+        counts = by_entity.get(entity)
+        detail: list[object] = (
+            [None] * 5
+            if counts is None
+            else [counts.votes, counts.role_answers, counts.beliefs, counts.moves, counts.shares]
+        )
+        role = " and ".join(sorted(sides[entity]))
+        share = CellView(_pct(invalid[entity], decisions[entity]), "num")
+        lines.append([entity, role, decisions[entity], invalid[entity], share, *detail])
+    return [
+        Heading("Invalid replies"),
+        make_table(
+            "Invalid replies in the competition games",
+            "Decisions and probe answers of every seat that stayed invalid after the re-asks "
+            "(§10.10: counted, never silently scored). For the challengers, what the metrics "
+            "read and could not: votes (counted, never correct), role answers (never right), "
+            "belief answers (option unparsed_belief="
+            f"{OPTIONS.unparsed_belief!r}), PD/PG moves (option invalid_decisions="
+            f"{OPTIONS.invalid_decisions!r}) and agreed shares (option unparsed_share="
+            f"{OPTIONS.unparsed_share!r}).",
+            ["Entity", "Side", "Decisions", "Invalid", "Share", "Votes", "Role answers",
+             "Beliefs", "Moves", "Shares"],
+            lines,
+            fold=False,
+        ),
+    ]  # fmt: skip
+
+
+def _skipped_note(data: MagicData) -> Note | None:
+    if not data.skipped:
+        return None
+    ranked = sorted(data.skipped.items(), key=lambda item: -len(item[1]))
+    parts = [
+        f"{len(ids):,} × {reason} (e.g. episode '{ids[0]}')" for reason, ids in ranked[:MAX_REASONS]
+    ]
+    more = len(ranked) - MAX_REASONS
+    tail = f"; and {more} other reasons" if more > 0 else ""
+    total = sum(len(ids) for ids in data.skipped.values())
+    return Note(
+        f"{plural(total, 'MAgIC episode')} {'is' if total == 1 else 'are'} not in the "
+        "leaderboard: "
+        + "; ".join(parts)
+        + tail
+        + ". A game is a competition only between exactly two entities (§4)."
+    )
+
+
+def _competition_text(games: Sequence[MagicGame]) -> str:
+    defenders = sorted({g.defender for g in games})
+    challengers: dict[str, int] = defaultdict(int)
+    for g in games:
+        challengers[g.challenger] += 1
+    who = listing(f"{c} ({plural(n, 'game')})" for c, n in sorted(challengers.items()))
+    return (
+        f"Defender{'s' * (len(defenders) > 1)}: {listing(defenders)}. Challengers: {who}. In a "
+        "game between two entities (model|architecture: the model entry and the agent entry's "
+        "kind), the defender is the one the experiment file names in a rotation's defenders, "
+        "else the one in more of the experiment's games, else the one holding more seats; the "
+        "other is the challenger (§4)."
+    )
+
+
+def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
+    """The section, shown whenever the report holds MAgIC episodes."""
+    data = magic_data(report.store, report.config, episodes)
+    section = Section(SECTION_ID, TITLE)
+    section.blocks += [
+        Paragraph(
+            "MAgIC (Xu et al., seed-004) measures LLM agents in five three-player games: the "
+            "social deduction games Chameleon and Undercover, and the game-theory games Cost "
+            "Sharing, a three-player iterated Prisoner's Dilemma and Public Good. A challenger "
+            "plays against fixed defenders (GPT-4 in the paper): each side of the social games "
+            "and each seat of the others, so seven competitions (§4). Its results become a win "
+            "rate and seven abilities, each a share of the right decisions of one kind:"
+        ),
+        Definitions(explanations(OPTIONS), compact=True),
+    ]
+    skipped = _skipped_note(data)
+    if data.games:
+        section.blocks.append(Note(_competition_text(data.games)))
+    if skipped is not None:
+        section.blocks.append(skipped)
+    if data.games:
+        rows = leaderboard(data.games, OPTIONS, n_boot=N_BOOT, level=LEVEL, seed=SEED)
+        section.blocks += leaderboard_blocks(rows, data.games, challenger_costs(data))
+        section.blocks += radar_blocks(rows)
+        section.blocks += detail_blocks(rows)
+        section.blocks += pgm_blocks(data.games)
+    else:
+        rows = ()
+        section.blocks.append(
+            Note(
+                "No MAgIC game here is a competition between a challenger and a defender "
+                "(two entities), so there is no leaderboard, radar or PGM gain to show."
+            )
+        )
+    section.blocks += rating_blocks(data)
+    if data.games:
+        section.blocks += invalid_blocks(data, rows)
+    return [section]
