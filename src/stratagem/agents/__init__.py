@@ -5,6 +5,7 @@ implement `Agent.act(observation) -> Decision`; LLM prompts are jinja2 templates
 from stratagem.agents.attitudes import ATTITUDES, Attitude, check_attitude
 from stratagem.agents.base import Agent, Belief, Decision, LLMClient, messages_to_data
 from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS, DebateAgent
+from stratagem.agents.magic.pgm_player import PgmPlayer
 from stratagem.agents.magic.player import MagicPlayer
 from stratagem.agents.memory import MEMORIES, Memory
 from stratagem.agents.parsing import (
@@ -65,6 +66,7 @@ __all__ = [
     "ParseError",
     "Parser",
     "PastRound",
+    "PgmPlayer",
     "PlainAnswerer",
     "PlainLLMAgent",
     "Prompter",
