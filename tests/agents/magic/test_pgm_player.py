@@ -88,6 +88,9 @@ def test_the_chameleon_vote_is_the_belief_argmax_not_a_contradicting_text(
     # The text vote was still asked (and answered "Player 3"): one call for the vote.
     vote_calls = [c for c in calls(store, episode, "decision") if c.player == 0][1:]
     assert [c.text for c in vote_calls] == ["I vote for Player 3."]
+    notes = {e.player: e.data for e in store.events(episode, "pgm-vote")}
+    assert notes[0] == {"belief": 1, "text": 2, "row": pytest.approx(m[0].tolist())}
+    assert set(notes) == {0, 1}
     assert votes[2] == 0  # the magic seat plays its text
 
 
@@ -100,6 +103,8 @@ def test_without_the_text_vote_the_belief_vote_costs_no_call(
         "decision", "pgm-analysis", "pgm-analysis", "pgm-analysis",
     ]  # fmt: skip
     assert votes_of(store, episode)[0] == 1
+    (note,) = store.events(episode, "pgm-vote")
+    assert (note.data["belief"], note.data["text"]) == (1, None)
 
 
 def test_vote_by_belief_off_plays_the_text_vote(tmp_path: Path, model: list[Replier]) -> None:

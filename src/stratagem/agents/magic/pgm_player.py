@@ -25,8 +25,8 @@ Options (the agent entry's `options`): those of `magic` (`code_compat`, `wording
 - `factor_scale` (0.1, §7.2): the scale of F in the update;
 - `vote_by_belief` (true, §7.2 `use_text_vote=False`, §10.7): the Chameleon vote is the belief
   argmax; false plays the text vote;
-- `text_vote` (true): with `vote_by_belief`, still ask the text vote, as the code does (its cost
-  and text are recorded in the decision: `extra.text_vote`), or false to save the call;
+- `text_vote` (true): with `vote_by_belief`, still ask the text vote, as the code does (its call
+  is the vote's; both choices are kept in a hidden "pgm-vote" event), or false to save the call;
 - `analysis` ("text"): "text" is w.PGM, the study's analysis; "matrix" is w.ProPGM (§7.1), for
   which the study has no prompt (§10.13): the Chameleon view prompt is sent with a request for
   a 3x3 matrix, row j = player j's probabilities, and the normalised matrix becomes M (§7.1's

@@ -76,11 +76,14 @@ from stratagem.agents.parsing import Parser
 from stratagem.agents.questions import Answer
 from stratagem.games.base import Observation
 from stratagem.games.chameleon import ChameleonGame, ChameleonObservation
-from stratagem.games.social_deduction import CLUE, N_SEATS, VOTE
+from stratagem.games.social_deduction import CLUE, N_SEATS, VOTE, seat_of
 from stratagem.games.spaces import Choice
 from stratagem.games.undercover import UndercoverGame, UndercoverObservation
 
 log = logging.getLogger(__name__)
+
+VOTE_NOTE = "pgm-vote"
+"""The hidden event that records a PGM Chameleon vote's belief and text choices (`_vote`)."""
 
 MATRIX_REQUEST = (
     "\nInstead of the format above, answer with a 3x3 matrix of probabilities, such as "
@@ -195,22 +198,25 @@ class ChameleonPipeline(Pipeline):
         return player.invalid.apply(replace(decision, extra=extra), ())
 
     async def _vote(self, obs: ChameleonObservation) -> Decision:
-        """The belief argmax (§7.2, §10.7), with the text vote asked and kept beside it when
-        `text_vote` (the code asks it, then overrides it)."""
+        """The belief argmax (§7.2, §10.7), with the text vote asked when `text_vote` (the code
+        asks it, then overrides it). Both are kept for the record as a hidden `VOTE_NOTE` event
+        {"belief": seat, "text": seat or None (not asked, or never read), "row": own row of M},
+        so Judgment can score either (§6.2)."""
         player, seat = self.player, obs.player
         m = self.matrix(obs)
         choice = chameleon_vote(
             m, seat, obs.is_chameleon, player.options.ties, non_chameleon_skips_self=True
         )
         label = seat_name(choice)
-        extra: dict[str, Any] = {"belief_vote": label, "belief_row": [float(x) for x in m[seat]]}
+        note: dict[str, Any] = {"belief": choice, "text": None, "row": [float(x) for x in m[seat]]}
         if not player.options.text_vote:
-            return Decision(label, extra=extra)
+            return Decision(label, notes={VOTE_NOTE: note})
         space = obs.legal
         labels = space.labels if isinstance(space, Choice) else ()
         said = await player.ask(obs, player.turn(obs), labels, "decision")
-        extra |= {"text_vote": said.action, "text_vote_valid": said.valid}
-        return replace(said, action=label, valid=True, error=None, extra={**said.extra, **extra})
+        if said.valid and isinstance(said.action, str):
+            note["text"] = seat_of(said.action)
+        return replace(said, action=label, valid=True, error=None, notes={VOTE_NOTE: note})
 
 
 def _chameleon(observation: Observation) -> ChameleonObservation:
