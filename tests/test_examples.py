@@ -23,6 +23,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         # seed-003 §3.1: 8 games x (3x7x5 + 3x7x2) = 1,176 games per model, two models.
         ("counterfactual.yaml", 4704),
         ("counterfactual-local.yaml", 128),
+        # seed-004 §4: 143 games per challenger and architecture, 4 models x 2 architectures.
+        ("magic.yaml", 1144),
+        ("magic-local.yaml", 26),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:
