@@ -35,6 +35,7 @@ from stratagem.experiments.drift import changed_settings
 from stratagem.experiments.episode import play_episode
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, Grid, experiment_id
+from stratagem.experiments.heap import frozen_setup
 from stratagem.experiments.limits import MAX_EPISODES
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.plan import Plan, estimate
@@ -139,7 +140,11 @@ class Runner:
     async def run(self) -> RunSummary:
         started = time.perf_counter()
         self.summary = summary = RunSummary(self.experiment, self.size)
-        with WriterLock(self.output), ResultStore(self.output / STORE_FILE) as store:
+        with (
+            WriterLock(self.output),
+            ResultStore(self.output / STORE_FILE) as store,
+            frozen_setup(),
+        ):
             self._check_drift(store)
             store.create_experiment(
                 self.experiment, self.config.name, self.config.model_dump(mode="json"), update=True
