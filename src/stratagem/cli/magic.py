@@ -6,7 +6,6 @@ the logic is in `studies.magic.balance`, this module only parses, runs and print
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -15,8 +14,8 @@ import typer
 from rich.text import Text
 
 from stratagem.cli.common import _say, app, err, out
+from stratagem.cli.launch import plan_and_run
 from stratagem.cli.tables import Col, fitted_table
-from stratagem.errors import StratagemError
 
 if TYPE_CHECKING:
     from stratagem.studies.magic.balance import SettingRate
@@ -106,7 +105,6 @@ def balance(
     to retry them); 2 bad input; 3 stopped early (budget, permanent model error); 130
     interrupted (Ctrl-C).
     """
-    import asyncio
 
     from stratagem.experiments.runner import STORE_FILE, Runner
     from stratagem.experiments.store import ResultStore
@@ -119,34 +117,11 @@ def balance(
     )  # fmt: skip
     config = run.config()
     runner = Runner(config, console=err, show_progress=progress)
-    plan = runner.plan()
-    _say(out, f"plan: {plan.text()}")
-    if dry_run:
-        return
-    reason = plan.above(config.confirm)
-    if reason is not None and not yes:
-        if not sys.stdin.isatty():
-            raise StratagemError(
-                f"magic balance: this run needs a confirmation ({reason}) and there is no "
-                "terminal to ask; pass --yes to start it"
-            )
-        if not typer.confirm(f"this run is above its confirmation bounds ({reason}); start it?"):
-            _say(err, "not started")
-            raise typer.Exit(1)
-    try:
-        summary = asyncio.run(runner.run())
-    except KeyboardInterrupt:
-        done = runner.summary.skipped + runner.summary.finished
-        _say(err, f"interrupted: {done} of {runner.summary.episodes} episodes finished; "
-                  "re-run the same command to continue")  # fmt: skip
-        raise typer.Exit(130) from None
-    _say(
-        out,
-        f"experiment {summary.experiment}: {summary.episodes} episodes, "
-        f"{summary.skipped} already finished, {summary.finished} played, {summary.failed} failed; "
-        f"{summary.calls} model calls ({summary.cached_calls} cached, {summary.failed_calls} "
-        f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s",
+    summary = plan_and_run(
+        runner, runner.plan(), config.confirm, "magic balance", dry_run=dry_run, yes=yes
     )
+    if summary is None:
+        return
     candidates_list = run.candidate_settings()
     with ResultStore(run.directory / STORE_FILE) as store:
         rates = filtering.setting_rates(

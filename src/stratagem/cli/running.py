@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from stratagem.cli.common import _print_cells, _say, app, err, out
+from stratagem.cli.launch import plan_and_run
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 
@@ -34,8 +35,6 @@ def run(
     Exit status: 0 every episode finished; 1 some failed; 2 bad input; 3 stopped early (budget,
     permanent model error); 130 interrupted (Ctrl-C).
     """
-    import asyncio
-
     from stratagem.experiments.config import load_config
     from stratagem.experiments.runner import STORE_FILE, Runner
 
@@ -45,33 +44,9 @@ def run(
         plan = runner.plan()
     except StratagemError as exc:
         raise StratagemError(f"{file}: {exc}") from None
-    _say(out, f"plan: {plan.text()}")
-    if dry_run:
+    summary = plan_and_run(runner, plan, config.confirm, str(file), dry_run=dry_run, yes=yes)
+    if summary is None:
         return
-    reason = plan.above(config.confirm)
-    if reason is not None and not yes:
-        if not sys.stdin.isatty():
-            raise StratagemError(
-                f"{file}: this run needs a confirmation ({reason}) and there is no terminal to "
-                "ask; pass --yes to start it"
-            )
-        if not typer.confirm(f"this run is above its confirmation bounds ({reason}); start it?"):
-            _say(err, "not started")
-            raise typer.Exit(1)
-    try:
-        summary = asyncio.run(runner.run())
-    except KeyboardInterrupt:
-        done = runner.summary.skipped + runner.summary.finished
-        _say(err, f"interrupted: {done} of {runner.summary.episodes} episodes finished; "
-                  "re-run the same command to continue")  # fmt: skip
-        raise typer.Exit(130) from None
-    _say(
-        out,
-        f"experiment {summary.experiment}: {summary.episodes} episodes, "
-        f"{summary.skipped} already finished, {summary.finished} played, {summary.failed} failed; "
-        f"{summary.calls} model calls ({summary.cached_calls} cached, {summary.failed_calls} "
-        f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s",
-    )
     with ResultStore(Path(config.output) / STORE_FILE) as db:
         _print_cells(db, summary.experiment)
     if summary.stopped:
