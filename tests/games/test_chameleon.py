@@ -313,14 +313,14 @@ def test_a_non_chameleon_cannot_tell_who_the_chameleon_is() -> None:
 
 def test_observations_hold_every_visible_event_in_order() -> None:
     state = ChameleonGame().initial_state()
-    returned: list[Event] = []
+    returned: list[Event] = list(state.opening())
     steps = [{0: "a"}, {1: "b"}, {2: "c"}, {0: "Player 3", 1: "Player 3", 2: "Player 1"}]
     for actions in [*steps, {2: "Apple"}]:
         state, events = state.apply(actions)
         returned += events
         for p in range(3):
             assert state.observation(p).events == tuple(e for e in returned if e.visible(p))
-    # The opening announcements come with the first step's events, so the record has them.
+    # The opening announcements are out before the first step, which the loop records first.
     assert texts(returned)[:2] == [START.format(topic="Fruits"), NOT_CHAMELEON.format(code="Grape")]
     assert tuple(returned) == state.log
 

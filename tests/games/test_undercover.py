@@ -211,7 +211,7 @@ def test_votes_are_private() -> None:
 
 def test_observations_hold_every_visible_event_in_order() -> None:
     state = UndercoverGame().initial_state()
-    returned: list[Event] = []
+    returned: list[Event] = list(state.opening())
     for actions in [*({p: c} for p, c in zip((0, 1, 2) * 2, CLUES * 2, strict=True)), None]:
         step = actions if actions is not None else {0: "Player 2", 1: "Player 1", 2: "Player 1"}
         state, events = state.apply(step)

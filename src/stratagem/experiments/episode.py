@@ -9,7 +9,8 @@ skipped turn). Everything is recorded as it happens:
   attempts and tokens), seen by no seat;
 - a step that completes a round of a repeated matrix game (a "round" event) is also a row of the
   rounds table, with each seat's validity and tokens, as the matrix-game analyses read it;
-- the game's own events, with their visibility (public, some seats, or none);
+- the game's own events, with their visibility (public, some seats, or none), and before the
+  first step what the game announces before anyone acts (`State.opening`);
 - an "invalid" event for every invalid decision, and what architectures ask to keep (`notes`);
 - answers to questions asked before the first step and after every step (`Agent.debrief`,
   given the observation stamped with the step: 0 before the first);
@@ -41,6 +42,10 @@ async def play_episode(
     """Play one episode to its end, recording every step; returns the final state."""
     state = game.initial_state(seed)
     step = 0
+    opening = state.opening()
+    if opening:
+        with store.transaction():
+            _record_events(store, episode_id, step, opening)
     await _debrief(store, episode_id, state, agents, step)
     while not state.is_terminal():
         step += 1
@@ -122,10 +127,14 @@ def _record_step(
                 episode_id, "invalid", {"error": d.error, "texts": list(d.raw),
                                         "played": d.action}, round=t, player=p, visible_to=HIDDEN,
             )  # fmt: skip
+    _record_events(store, episode_id, t, [e for e in events if e.kind != ROUND_EVENT])
+
+
+def _record_events(store: ResultStore, episode_id: str, t: int, events: Sequence[Event]) -> None:
+    """The game's own events, each with its visibility."""
     for e in events:
-        if e.kind != ROUND_EVENT:
-            visible = None if e.visible_to is None else sorted(e.visible_to)
-            store.add_event(episode_id, e.kind, dict(e.data), round=t, visible_to=visible)
+        visible = None if e.visible_to is None else sorted(e.visible_to)
+        store.add_event(episode_id, e.kind, dict(e.data), round=t, visible_to=visible)
 
 
 def _record_beliefs(

@@ -90,6 +90,12 @@ class State(ABC):
         valid = {p: self.legal(p).validate(a) for p, a in actions.items()}
         return self._next(valid)
 
+    def opening(self) -> tuple[Event, ...]:
+        """What is announced before anyone acts (a moderator's opening): events an initial state
+        holds that no step returns. The episode loop records them before the first step; other
+        states have none."""
+        return ()
+
     def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[State, list[Event]]:
         """Advance when some players have no action (None: their replies stayed invalid after
         every re-ask), by the game's own rule.

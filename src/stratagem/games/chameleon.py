@@ -204,7 +204,7 @@ class ChameleonGame(Game):
             text = IS_CHAMELEON if seat == self.chameleon else NOT_CHAMELEON.format(code=self.code)
             intro.append(moderator(text, to=seat))
         intro.append(moderator(CLUE_START.format(first=SEATS[0])))
-        return ChameleonState(self, log=tuple(intro))
+        return ChameleonState(self, log=tuple(intro), returned=len(intro))
 
 
 @dataclass(frozen=True)
@@ -240,8 +240,12 @@ class ChameleonState(State):
     log: tuple[Event, ...] = field(default=(), repr=False)
     """Every event so far, oldest first, each with its visibility."""
     returned: int = 0
-    """How many events of `log` a step has returned; the opening announcements come with the
-    first step's events, so that the record, which stores what steps return, has them too."""
+    """How many events of `log` are out already: the opening (`opening`, which the episode loop
+    records before the first step) and what steps have returned."""
+
+    def opening(self) -> tuple[Event, ...]:
+        """The start, each seat's role or word, and the call for clues (seed-004 §3.1)."""
+        return self.log if not self.clues else ()
 
     @property
     def phase(self) -> str:

@@ -199,6 +199,10 @@ class CostSharingState(State):
     """Every round so far, the current one last."""
     log: tuple[Event, ...] = field(default=(), repr=False)
 
+    def opening(self) -> tuple[Event, ...]:
+        """The background (every airline's usage) and the call for proposals (seed-004 §3.3)."""
+        return self.log if self.round == 1 and not self.current.proposals else ()
+
     @property
     def current(self) -> Negotiation:
         return self.rounds[-1]

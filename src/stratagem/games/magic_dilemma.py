@@ -161,6 +161,10 @@ class MagicDilemmaState(State):
     inner: RepeatedState
     log: tuple[Event, ...] = field(default=(), repr=False)
 
+    def opening(self) -> tuple[Event, ...]:
+        """The start, the scoring rules and the first call (seed-004 §3.4)."""
+        return self.log if not self.inner.history else ()
+
     def to_act(self) -> tuple[int, ...]:
         return self.inner.to_act()
 

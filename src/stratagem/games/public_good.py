@@ -203,6 +203,10 @@ class PublicGoodState(State):
         kept = [self.remaining(p) for p in range(self.game.n_players)]
         return tuple(p for p, x in enumerate(kept) if x == max(kept))
 
+    def opening(self) -> tuple[Event, ...]:
+        """The rules and the first call (seed-004 §3.5), in the moderated game."""
+        return self.events() if not self.history else ()
+
     def events(self) -> tuple[Event, ...]:
         """Each round's contributions (public once the round is over), then the payout once the
         game is over; with `moderated`, the chat of §2 around them (module docstring)."""

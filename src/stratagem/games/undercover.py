@@ -161,7 +161,7 @@ class UndercoverGame(Game):
         intro = [moderator(START)]
         intro += [moderator(YOUR_WORD.format(word=self.word(s)), to=s) for s in range(N_SEATS)]
         intro.append(moderator(CLUE_START.format(first=SEATS[0])))
-        return UndercoverState(self, log=tuple(intro))
+        return UndercoverState(self, log=tuple(intro), returned=len(intro))
 
 
 @dataclass(frozen=True)
@@ -193,8 +193,12 @@ class UndercoverState(State):
     log: tuple[Event, ...] = field(default=(), repr=False)
     """Every event so far, oldest first, each with its visibility."""
     returned: int = 0
-    """How many events of `log` a step has returned; the opening announcements come with the
-    first step's events, so that the record, which stores what steps return, has them too."""
+    """How many events of `log` are out already: the opening (`opening`, which the episode loop
+    records before the first step) and what steps have returned."""
+
+    def opening(self) -> tuple[Event, ...]:
+        """The start, each seat's word and the call for clues (seed-004 §3.2)."""
+        return self.log if not self.clues else ()
 
     @property
     def phase(self) -> str:

@@ -238,3 +238,21 @@ def test_options_are_checked_when_the_file_is_read(tmp_path: Path) -> None:
         run(tmp_path, ["chameleon/0"], [["magic"] * 3], options={"replay": "sometimes"})
     with pytest.raises(StratagemError, match=r"options.colour: Extra inputs are not permitted"):
         run(tmp_path, ["chameleon/0"], [["magic"] * 3], options={"colour": 1})
+
+
+def test_what_the_moderator_says_first_is_recorded_first(tmp_path: Path, model: Scripted) -> None:
+    """The opening (the topic, each seat's private role or word, the call for clues; Cost
+    Sharing's background) is out before anyone acts, so the record has it first (round 0)."""
+    model.reply = polite
+    run(tmp_path, ["chameleon/0", "cost-sharing/0"], [["magic", "magic", "magic"]])
+    first = rows(
+        tmp_path,
+        "SELECT e.game, v.kind, v.round, v.visible_to FROM events v JOIN episodes e "
+        "ON e.id = v.episode_id WHERE v.seq < 2 ORDER BY e.game, v.seq",
+    )
+    assert first == [
+        ("chameleon/0", "moderator", 0, None),  # "Now the game starts! The topic is: Fruits"
+        ("chameleon/0", "moderator", 0, "[0]"),  # Player 1's word, to Player 1 only
+        ("cost-sharing/0", "moderator", 0, None),  # the airlines' usage
+        ("cost-sharing/0", "moderator", 0, None),  # the call for proposals
+    ]
