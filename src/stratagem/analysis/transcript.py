@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from stratagem.experiments.store import (
+    BeliefRecord,
     EpisodeRecord,
     EventRecord,
     LlmCallRecord,
     ResultStore,
     RoundRecord,
 )
+
+ASIDE = ("question", "probe:", "pgm-")
+"""Purposes of calls beside the moves (questions, seed-004's probes and PGM analyses): listed
+after the round's moves, not matched to a decision."""
 
 PROMPT_LINES = 12
 """Last lines of a prompt shown by default (`full=True` shows them all)."""
@@ -32,7 +37,8 @@ class Line:
     """One thing that happened, as one line of text (with an optional indented body)."""
 
     kind: str
-    """"prompt", "reply", "reask", "error", "event", "decision", "invalid", "round", "answer"."""
+    """"prompt", "reply", "reask", "error", "event", "said", "decision", "invalid", "round",
+    "answer", "belief"."""
     seat: int | None
     text: str
     body: str = ""
@@ -90,6 +96,8 @@ def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
         answers[answer.round].append(
             Line("answer", answer.player, f"answered {answer.question_id}", answer.answer or "")
         )
+    for belief in store.beliefs(episode.id):
+        answers[belief.round].append(_belief_line(belief))
     rounds = sorted({*calls, *rows, *events, *answers}, key=lambda r: -1 if r is None else r)
     seats = tuple(
         f"seat {p}: {d.get('name', '?')} ({d.get('kind', '?')})"
@@ -108,7 +116,7 @@ def _round_lines(
     """One round in the order things happened: each seat's calls before the decision they led
     to (or, in a matrix round, before the round's moves), then what the engine recorded; the
     questions asked after the round last."""
-    asked = [c for c in calls if (c.request or {}).get("purpose") == "question"]
+    asked = [c for c in calls if str((c.request or {}).get("purpose", "")).startswith(ASIDE)]
     pending: dict[int | None, deque[LlmCallRecord]] = defaultdict(deque)
     for call in calls:
         if call not in asked:
@@ -217,6 +225,11 @@ def _event_line(event: EventRecord) -> Line:
     if event.kind == "invalid":
         text = f"invalid: {data.get('error')}; played {_value(data.get('played'))}"
         return Line("invalid", event.player, text, seen_by=seen)
+    if event.kind == "moderator" and isinstance(data.get("text"), str):
+        return Line("event", None, "moderator: " + data["text"], seen_by=seen)
+    if isinstance(data.get("player"), int) and isinstance(data.get("text"), str):
+        # A chat game's utterance (seed-004's clues, votes, proposals): what the chat showed.
+        return Line("said", data["player"], f"said ({event.kind}): {data['text']}", seen_by=seen)
     # A field named like its event ("messages" of a "messages" event) is not named twice.
     fields = ", ".join(
         _value(v) if k == event.kind else f"{k}: {_value(v)}"
@@ -224,6 +237,15 @@ def _event_line(event: EventRecord) -> Line:
         if k != "round"
     )
     return Line("event", event.player, f"{event.kind}: {fields}", seen_by=seen)
+
+
+def _belief_line(belief: BeliefRecord) -> Line:
+    """A belief a seat reported or held (a PGM agent's belief rows, seed-004 §7), never seen by
+    the other seats."""
+    about = "" if belief.about_player is None else f" about seat {belief.about_player}"
+    score = "" if belief.score is None else f", score {belief.score:g}"
+    text = f"believed (order {belief.order}{about}{score}): {_value(belief.content)}"
+    return Line("belief", belief.player, text, seen_by="no seat (record only)")
 
 
 def excerpt(text: str, max_lines: int = PROMPT_LINES, max_chars: int = 1_500) -> str:

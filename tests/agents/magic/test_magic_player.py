@@ -256,3 +256,22 @@ def test_what_the_moderator_says_first_is_recorded_first(tmp_path: Path, model: 
         ("cost-sharing/0", "moderator", 0, None),  # the airlines' usage
         ("cost-sharing/0", "moderator", 0, None),  # the call for proposals
     ]
+
+
+def test_the_transcript_reads_like_the_chat(tmp_path: Path, model: Scripted) -> None:
+    """Issue 12 item 11: who said which clue, who voted for whom (privately), the probes beside
+    the moves, not taken for them."""
+    from stratagem.analysis.transcript import build_transcript
+    from stratagem.experiments.store import ResultStore
+
+    model.reply = polite
+    run(tmp_path, ["chameleon/0"], [["magic", "magic", "magic"]])
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        (episode,) = store.episodes()
+        text = build_transcript(store, episode).text()
+    assert "  moderator: Now the game starts! The topic is: Fruits" in text
+    assert "moderator: You are the chameleon! [seen by seat 2 only]" in text
+    assert f"seat 0 said (clue): {CLUE}" in text
+    assert "seat 1 said (vote): I vote for Player 1. [seen by seat 1 only]" in text
+    before_vote = text.split("said (vote)")[0]
+    assert "was asked (probe:" not in before_vote.split("seat 0 played")[0]  # asides come after
