@@ -306,3 +306,13 @@ def test_events_keep_their_visibility_through_export_and_import(
     with ResultStore(tmp_path / "copy.db") as copy:
         import_episodes(copy, out)
         assert copy.events(copy.episodes()[0].id) == original
+
+
+def test_a_settings_content_is_part_of_the_episode_id(tmp_path: Path) -> None:
+    """`chameleon/3` names a setting by index; its content (topic, word, chameleon seat) enters
+    the id, so episodes of a regenerated settings file never mix with the old ones."""
+    path = write(tmp_path, games=["chameleon/0"], lineups=[["scripted:a"] * 3])
+    (spec,) = expand(load_config(path))
+    assert spec.key()["setting"]["code"] == "Grape"  # seed-004 §3.1's setting 0
+    path = write(tmp_path, games=["dilemma"], lineups=[["scripted:a"] * 2], rounds=[1])
+    assert "setting" not in expand(load_config(path))[0].key()

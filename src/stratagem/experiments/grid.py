@@ -26,8 +26,9 @@ from stratagem.experiments.lineups import (
     expand_lineup,
     model_settings,
 )
+from stratagem.games import settings_data
 from stratagem.games.base import Game
-from stratagem.games.catalog import get_entry, get_game
+from stratagem.games.catalog import get_entry, get_game, split_setting
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.repeated import RepeatedGame
 
@@ -81,7 +82,7 @@ class EpisodeSpec:
         }
         if self.variant is not None:
             key["variant"] = self.variant.model_dump()
-        return key | model_settings(self.model)
+        return key | model_settings(self.model) | setting_key(self.game)
 
     def _shorthand_key(self) -> dict[str, Any]:
         """The key of the first release, unchanged (see the module docstring)."""
@@ -121,6 +122,15 @@ class EpisodeSpec:
 
     def players(self) -> list[dict[str, Any]]:
         return [seat.descriptor() for seat in self.seats]
+
+
+def setting_key(game: str) -> dict[str, Any]:
+    """A setting's content, for a game named by its setting (`chameleon/3`): part of the
+    episode's id, so that regenerated settings never mix with episodes of the old ones."""
+    base, index = split_setting(game)
+    if index is None:
+        return {}
+    return {"setting": settings_data.setting(get_entry(base).settings or "", index)}
 
 
 def build_game(name: str, variant: VariantEntry | None, rounds: int | None) -> Game:
