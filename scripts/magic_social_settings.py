@@ -4,8 +4,14 @@
 The paper played 20 settings per game but published only setting 0 of each (seed-004 §0, §10.4).
 Setting 0 here is that published setting, verbatim; settings 1..19 are regenerated, reproducibly,
 from a fixed seed, so that the files can be remade and checked (the tests compare them with this
-script's output). The paper then kept the settings with the most balanced GPT-4 self-play (§4
-"Setting selection"); that filter is a separate, later step over these files.
+script's output). These 20 are the set an experiment plays (`<game>/*`, the file's `selected`).
+
+After them come the other candidates the paper's filter chose from (§4 "Setting selection": 200
+GPT-4 self-play games "with randomly chosen topic settings"): every other topic word and chameleon
+seat of §3.1 (96 settings in all), and every other undercover seat of the word pairs (60). The
+paper's filter cannot be re-run here (it needs GPT-4), so the 20 selected are seeded draws, not
+balanced ones; `stratagem magic balance --candidates all` ranks every candidate on any model, and
+the settings it keeps are named `<game>/<index>` in an experiment.
 
 Usage: .venv/bin/python scripts/magic_social_settings.py
 """
@@ -97,6 +103,19 @@ def chameleon_document(seed: int = SEED) -> dict[str, Any]:
     for topic, code in drawn:
         seat = SEATS[rng.randrange(len(SEATS))]
         settings.append({"topic": topic, "code": code, "chameleon_name": seat, "clues": None})
+    taken = {(s["topic"], s["code"], s["chameleon_name"]) for s in settings}
+    rest = [
+        (topic, code, seat)
+        for topic, codes in SEED004_TOPIC_CODES.items()
+        for code in codes
+        for seat in SEATS
+        if (topic, code, seat) not in taken
+    ]
+    rng.shuffle(rest)
+    settings += [
+        {"topic": topic, "code": code, "chameleon_name": seat, "clues": None}
+        for topic, code, seat in rest
+    ]
     return {
         "source": (
             "seed-004 (MAgIC) §3.1. Setting 0: the official code's only published setting "
@@ -105,10 +124,14 @@ def chameleon_document(seed: int = SEED) -> dict[str, Any]:
             "(unpublished, §10.4) but drawn by "
             f"{SCRIPT} with seed {seed}: distinct topic/code pairs from ChatArena's "
             "DEFAULT_TOPIC_CODES as listed in §3.1, and a uniformly drawn chameleon seat; they "
-            "have no recorded clues."
+            "have no recorded clues. `selected` (0-19) is the set `chameleon/*` plays: seeded "
+            "draws, not the paper's balance filter (§4), which needs GPT-4. Settings 20 on: every "
+            "other topic word and chameleon seat, in a seeded order, the candidates `stratagem "
+            "magic balance --candidates all` ranks."
         ),
         "script": SCRIPT,
         "seed": seed,
+        "selected": list(range(N_SETTINGS)),
         "settings": settings,
     }
 
@@ -129,6 +152,14 @@ def undercover_document(seed: int = SEED) -> dict[str, Any]:
                 "clues": None,
             }
         )
+    rest = [
+        {**setting, "undercover_name": seat, "clues": None}
+        for setting in list(settings)
+        for seat in SEATS
+        if seat != setting["undercover_name"]
+    ]
+    rng.shuffle(rest)
+    settings += rest
     return {
         "source": (
             "seed-004 (MAgIC) §3.2. Setting 0: the official code's only published setting "
@@ -136,10 +167,15 @@ def undercover_document(seed: int = SEED) -> dict[str, Any]:
             "verbatim, with the two rounds of GPT-4 clues it recorded. Settings 1-19: not the "
             "paper's (unpublished, §3.2) but word pairs written for stratagem (setting 1 is "
             f"§9.5's case-study pair, wig/haircut), in the order of {SCRIPT}, with an "
-            f"undercover seat drawn uniformly with seed {seed}; they have no recorded clues."
+            f"undercover seat drawn uniformly with seed {seed}; they have no recorded clues. "
+            "`selected` (0-19) is the set `undercover/*` plays: not the paper's balance filter "
+            "(§4), which needs GPT-4. Settings 20 on: each word pair with the undercover in each "
+            "other seat, in a seeded order, the candidates `stratagem magic balance --candidates "
+            "all` ranks."
         ),
         "script": SCRIPT,
         "seed": seed,
+        "selected": list(range(N_SETTINGS)),
         "settings": settings,
     }
 

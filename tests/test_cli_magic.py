@@ -96,7 +96,7 @@ def test_failed_episodes_exit_1_with_the_reason_and_no_file(
     [
         (["--game", "chamelon"], "error: unknown game 'chamelon': did you mean chameleon?"),
         (["--game", "npd3"], "error: game 'npd3' has no spy side to balance"),
-        (["--game", "chameleon", "--candidates", "all"], "error: candidates 'all' is not"),
+        (["--game", "chameleon", "--candidates", "most"], "error: unknown candidate pool 'most'"),
         (["--game", "chameleon", "--keep", "0"], "error: keep must be a whole number from 1"),
     ],
 )

@@ -437,7 +437,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"setting": 20}, r"setting must be an integer in 0\.\.19"),
+        ({"setting": 96}, r"setting must be an integer in 0\.\.95"),
         ({"chameleon": 3}, "chameleon must be a seat"),
         ({"chameleon": "Player 4"}, "chameleon must be a seat"),
         ({"code": "  "}, "code must be a non-empty string"),
@@ -470,7 +470,10 @@ def test_play_to_the_end() -> None:
 
 def test_settings_file() -> None:
     every = settings_data.settings("chameleon")
-    assert len(every) == 20
+    # The 20 played (seed-004 §4), then every other topic word and seat: the balance candidates.
+    assert settings_data.selected("chameleon") == tuple(range(20))
+    assert len(every) == 32 * 3
+    assert len({(s["topic"], s["code"], s["chameleon_name"]) for s in every}) == 96
     assert every[0] == {
         "topic": "Fruits",
         "code": "Grape",
@@ -481,13 +484,13 @@ def test_settings_file() -> None:
             "Player 3": ["It's red in color."],
         },
     }
-    pairs = [(s["topic"], s["code"]) for s in every]
+    pairs = [(s["topic"], s["code"]) for s in every[:20]]
     assert len(set(pairs)) == 20
     for s in every[1:]:
         assert s["code"] in SEED004_TOPIC_CODES[s["topic"]]
         assert s["chameleon_name"] in ("Player 1", "Player 2", "Player 3")
         assert s["clues"] is None
-    for index in range(20):
+    for index in range(96):
         ChameleonGame(setting=index).initial_state()
 
 

@@ -327,7 +327,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"setting": -1}, r"setting must be an integer in 0\.\.19"),
+        ({"setting": -1}, r"setting must be an integer in 0\.\.59"),
         ({"undercover": 3}, "undercover must be a seat"),
         ({"civilian_word": "Tea", "undercover_word": "tea"}, "the two words must differ"),
         ({"undercover_word": ""}, "undercover_word must be a non-empty string"),
@@ -354,7 +354,10 @@ def test_play_to_the_end() -> None:
 
 def test_settings_file() -> None:
     every = settings_data.settings("undercover")
-    assert len(every) == 20
+    # The 20 played (seed-004 §4), then each pair with the undercover in each other seat.
+    assert settings_data.selected("undercover") == tuple(range(20))
+    assert len(every) == 20 * 3
+    assert len({(s["non_undercover_code"], s["undercover_name"]) for s in every}) == 60
     assert every[0] == {
         "undercover_code": "viewer",
         "non_undercover_code": "listener",
@@ -367,9 +370,9 @@ def test_settings_file() -> None:
     }
     # seed-004 §9.5's case-study pair: civilians "wig", undercover "haircut".
     assert (every[1]["non_undercover_code"], every[1]["undercover_code"]) == ("wig", "haircut")
-    words = [w for s in every for w in (s["undercover_code"], s["non_undercover_code"])]
+    words = [w for s in every[:20] for w in (s["undercover_code"], s["non_undercover_code"])]
     assert len(set(words)) == 40
-    for index in range(20):
+    for index in range(60):
         UndercoverGame(setting=index).initial_state()
 
 

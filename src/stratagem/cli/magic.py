@@ -53,8 +53,12 @@ def balance(
     ] = 10,
     keep: Annotated[int, typer.Option(help="How many settings to keep.")] = 20,
     candidates: Annotated[
-        str, typer.Option(help="The candidate settings: shipped (the only pool so far).")
-    ] = "shipped",
+        str,
+        typer.Option(
+            help="The candidate settings: selected (the 20 an experiment plays) or all (every "
+            "topic word and seat: 96 in Chameleon, 60 in Undercover)."
+        ),
+    ] = "selected",
     output: Annotated[
         Path | None,
         typer.Option(help="Results directory (default: results/magic-balance-GAME-MODEL)."),
@@ -88,10 +92,9 @@ def balance(
     / 3 per game in Undercover (the credit tables of seed-004 §3.1, §3.2). The KEEP settings
     closest to 0.5 are kept; equal distances go to the lower setting index.
 
-    Candidates: the shipped settings (GAME/*). A wider pool (every topic word and seat) is not
-    offered: an experiment can name only the shipped settings, so `--candidates all` is refused.
-    With the 20 shipped settings, --keep 20 only ranks them; pass a smaller --keep to drop the
-    least even.
+    Candidates: the 20 settings an experiment plays (GAME/*, --candidates selected), or every
+    topic word and seat (--candidates all: 96 in Chameleon, 60 in Undercover), the pool the
+    paper chose its 20 from. With the 20 selected, --keep 20 only ranks them.
 
     Prints a table of every candidate, then the kept settings as a `games:` line to paste into
     an experiment file, and writes balance.json (model, game, per-setting rates, kept list,

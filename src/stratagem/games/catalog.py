@@ -193,7 +193,8 @@ class CatalogEntry:
     """How the study's result tables caption this game (seed-003 §0.1: PD captions are wrong)."""
     settings: str | None = None
     """The settings file (`games/data/<settings>.json`) its `setting` option indexes, if any:
-    `<name>/<k>` names setting k, `<name>/*` every setting (seed-004 §3's 103 settings)."""
+    `<name>/<k>` names setting k, `<name>/*` the file's selected set (seed-004 §3's 103
+    settings)."""
 
     def options(self) -> tuple[str, ...]:
         """Keyword options the factory accepts."""
@@ -311,15 +312,16 @@ def split_setting(name: str) -> tuple[str, int | None]:
 
 
 def expand_settings(name: str) -> list[str]:
-    """`chameleon/*` -> every setting's name, `chameleon/0` ... ; any other name as it is."""
+    """`chameleon/*` -> the names of the settings an experiment plays (`chameleon/0` ...
+    `chameleon/19`; the file's other settings are candidates, named one by one); any other name
+    as it is."""
     base, _, suffix = name.partition(SETTING_SEPARATOR)
     if suffix != ALL_SETTINGS:
         return [name]
     entry = get_entry(base)
     if entry.settings is None:
         raise StratagemError(f"game '{base}' has no settings, so '{name}' names nothing")
-    count = len(settings_data.settings(entry.settings))
-    return [f"{base}{SETTING_SEPARATOR}{k}" for k in range(count)]
+    return [f"{base}{SETTING_SEPARATOR}{k}" for k in settings_data.selected(entry.settings)]
 
 
 def catalog_labels(name: str) -> tuple[tuple[str, ...], ...] | None:

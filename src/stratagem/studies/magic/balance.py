@@ -20,10 +20,11 @@ The filter, as implemented here:
 3. **Selection.** The `keep` settings whose rate is closest to 0.5, compared as exact fractions;
    ties go to the lower setting index, so the same games always give the same list.
 
-Candidates are the shipped settings (`<game>/*`). A wider pool (every topic word of §3.1, every
-seat) would need games an experiment cannot name yet: a config names a setting only by its index
-in the shipped file (`games/catalog.py`), so such a pool would first need a settings file an
-experiment can point to. Until then the pool is `shipped`, and `CANDIDATE_POOLS` says so.
+Candidates: `selected`, the 20 settings an experiment plays (`<game>/*`), or `all`, every
+setting of the game's file: every topic word of §3.1 with every chameleon seat (96), every word
+pair with every undercover seat (60), the pool the paper's filter chose its 20 from (§4). The
+kept settings are named `<game>/<index>`, ready for an experiment's `games:` list, and their
+content is part of their episodes' ids.
 
 The self-play seats do not answer the hidden probes of §6.1 (`probes: false`): the probes are
 separate calls nobody sees, so they cannot change a game's outcome, and leaving them out makes the
@@ -46,19 +47,19 @@ from stratagem.experiments.grid import Grid
 from stratagem.experiments.limits import MAX_REPETITIONS, check_range, check_storable
 from stratagem.experiments.store import ResultStore
 from stratagem.games import settings_data
+from stratagem.games import settings_data
 from stratagem.games.catalog import expand_settings, get_entry, split_setting
 from stratagem.studies.magic.records import SOCIAL_GAMES, SPY_ROLES
 from stratagem.studies.magic.tallies import CREDIT_TOTAL, CREDITS
 
 BALANCE_GAMES: tuple[str, ...] = SOCIAL_GAMES
 """The games with a spy side to balance (seed-004 §4: the two social games)."""
-CANDIDATE_POOLS: tuple[str, ...] = ("shipped",)
-"""Where candidate settings come from: the shipped settings file (see the module docstring for
-why a wider pool is not offered)."""
+CANDIDATE_POOLS: tuple[str, ...] = ("selected", "all")
+"""Where candidate settings come from (see the module docstring)."""
 EVEN = Fraction(1, 2)
 """The spy win rate of a perfectly balanced setting."""
 DEFAULT_GAMES_PER_SETTING = 10
-"""20 shipped settings x 10 games = 200 games, the paper's number of simulations (§4)."""
+"""20 selected settings x 10 games = 200 games, the paper's number of simulations (§4)."""
 DEFAULT_KEEP = 20
 """seed-004 §4 keeps 20 settings per social game."""
 MAX_KEEP = 10_000
@@ -79,7 +80,7 @@ class BalanceRun:
     api_key_env: str | None = None
     games_per_setting: int = DEFAULT_GAMES_PER_SETTING
     keep: int = DEFAULT_KEEP
-    candidates: str = "shipped"
+    candidates: str = "selected"
     seed: int = 0
     temperature: float | None = None
     """None: the architecture's own, 0 (seed-004 §2)."""
@@ -95,12 +96,6 @@ class BalanceRun:
                 f"{', '.join(BALANCE_GAMES)}"
             )
         if self.candidates not in CANDIDATE_POOLS:
-            if self.candidates == "all":
-                raise StratagemError(
-                    "candidates 'all' is not available: an experiment can only name the shipped "
-                    "settings (<game>/<k>), so the wider pool of every topic word and seat "
-                    "cannot be played yet; use 'shipped'"
-                )
             raise unknown_name("candidate pool", self.candidates, CANDIDATE_POOLS)
         provider, _, name = self.model.partition("/")
         if not provider or not name:
@@ -131,7 +126,10 @@ class BalanceRun:
 
     def candidate_settings(self) -> list[str]:
         """`chameleon/0`, `chameleon/1`, ...: every candidate of the pool, in index order."""
-        return expand_settings(f"{self.game}/*")
+        if self.candidates == "selected":
+            return expand_settings(f"{self.game}/*")
+        count = len(settings_data.settings(self.game))
+        return [f"{self.game}/{k}" for k in range(count)]
 
     def config(self) -> ExperimentConfig:
         """The self-play experiment: three `magic` seats on the model, every candidate setting,
