@@ -47,7 +47,6 @@ from stratagem.experiments.grid import Grid
 from stratagem.experiments.limits import MAX_REPETITIONS, check_range, check_storable
 from stratagem.experiments.store import ResultStore
 from stratagem.games import settings_data
-from stratagem.games import settings_data
 from stratagem.games.catalog import expand_settings, get_entry, split_setting
 from stratagem.studies.magic.records import SOCIAL_GAMES, SPY_ROLES
 from stratagem.studies.magic.tallies import CREDIT_TOTAL, CREDITS
