@@ -175,6 +175,12 @@ def test_pd_and_pg_decisions_use_the_pgm_decision_prompt_from_round_2(
     assert {c.request["max_tokens"] for c in calls(store, episode) if c.player in (0, 2)} == {256}
     magic = decision_requests(store, episode, 1)
     assert magic[1] == magic[0] and texts.text(pgm) not in magic[1]
+    # A PGM decision keeps to the move's template as a magic seat's does (constrain is on).
+    pgm_choices = {tuple(c.request["choices"]) for c in calls(store, episode, "decision")
+                   if c.player in (0, 2)}  # fmt: skip
+    magic_choices = {tuple(c.request["choices"]) for c in calls(store, episode, "decision")
+                     if c.player == 1}  # fmt: skip
+    assert pgm_choices == magic_choices and all(pgm_choices)
 
 
 def test_code_quirks_ask_seats_2_and_3_with_the_pgm_decision_prompt_in_round_1(

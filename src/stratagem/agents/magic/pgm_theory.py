@@ -122,7 +122,9 @@ class TheoryPipeline(Pipeline):
                 request = texts.text(f"{self.spec.prefix}_pgm_decision", player.wording)
             elif self.spec.first_request is not None:
                 request = self.spec.first_request
-        turn = Turn(self._system(observation), request, PGM_MAX_TOKENS, base.parser)
+        turn = Turn(
+            self._system(observation), request, PGM_MAX_TOKENS, base.parser, base.constraint
+        )
         space = observation.legal
         labels = space.labels if isinstance(space, Choice) else ()
         decision = await player.ask(observation, turn, labels, "decision")
