@@ -74,11 +74,17 @@ def test_bad_replies_say_why(reply: str, message: str) -> None:
 def test_the_instruction_and_the_constraint() -> None:
     assert "Airline A: xx%\nAirline B: xx%\nAirline C: xx%" in FORMAT.instruction
     assert "multiple of 5 from 0 to 100" in FORMAT.instruction
-    schema = FORMAT.constraint["json_schema"]
-    assert schema["required"] == ["Airline A", "Airline B", "Airline C"]
-    assert schema["additionalProperties"] is False
-    share = schema["properties"]["Airline B"]
+    # 231 legal splits (3 airlines, 5% steps): the constraint lists them in the template, so a
+    # grammar enforces the sum too, which a JSON schema cannot.
+    choices = FORMAT.constraint["choices"]
+    assert len(choices) == len(set(choices)) == 231
+    assert "Airline A: 40%\nAirline B: 30%\nAirline C: 30%" in choices
+    assert all(FORMAT.parse(c) for c in choices)  # what the constraint makes a provider write
+    # Beyond 1,000 splits, a JSON schema of multiples of the step.
+    many = reply_format(Shares(tuple("ABCDEF"), step=1), "proposal")
+    schema = many.constraint["json_schema"]
+    assert schema["required"] == list("ABCDEF") and schema["additionalProperties"] is False
+    share = schema["properties"]["B"]
     assert share["type"] == "integer" and (share["minimum"], share["maximum"]) == (0, 100)
-    assert share["enum"] == list(range(0, 101, 5))
-    # What the constraint makes a provider write is read back.
+    assert share["enum"] == list(range(101))
     assert FORMAT.parse('{"Airline A": 100, "Airline B": 0, "Airline C": 0}') == "100/0/0"

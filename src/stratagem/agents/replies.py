@@ -9,6 +9,8 @@ engine's own words, and nothing a model writes reaches the game except a legal a
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -196,13 +198,37 @@ def _shares(space: Shares, key: str) -> ReplyFormat:
             shares.append(value)
         return _legal(space, space.format(shares))
 
+    splits = _splits(space)
+    constraint: dict[str, Any] = {"json_schema": schema}
+    if splits is not None:
+        lines = [[f"{party}: {share}%" for party, share in zip(space.parties, split, strict=True)]
+                 for split in splits]  # fmt: skip
+        constraint = {"choices": tuple("\n".join(line) for line in lines)}
     return ReplyFormat(
         f"Reply with your {key} in this template, one line per party:\n{template}\nEach xx is "
         f"a multiple of {space.step} from 0 to {space.total}, and the shares sum to "
         f"{space.total}.",
-        {"json_schema": schema},
+        constraint,
         parse,
     )
+
+
+def _splits(space: Shares) -> list[tuple[int, ...]] | None:
+    """Every legal split, when there are at most `ENUM_LIMIT` (231 for seed-004's 3 airlines in
+    5% steps): then the constraint lists them in the template, which also enforces the sum that
+    a JSON schema cannot; None when there are more."""
+    units, parties = space.total // space.step, len(space.parties)
+    if math.comb(units + parties - 1, parties - 1) > ENUM_LIMIT:
+        return None
+    bars = units + parties - 1  # stars and bars: choose where the parties' shares end
+    out = []
+    for cuts in itertools.combinations(range(bars), parties - 1):
+        ends = (*cuts, bars)
+        starts = (-1, *cuts)
+        out.append(
+            tuple(space.step * (end - start - 1) for start, end in zip(starts, ends, strict=True))
+        )
+    return out
 
 
 FORMATS: dict[type, Callable[[Any, str], ReplyFormat]] = {
