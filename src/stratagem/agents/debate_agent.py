@@ -363,6 +363,7 @@ register(
         "a suspect and a lawyer debate until a decision (seed-001 §6.3)",
         _build,
         repeated_matrix_only,
-        calls=lambda settings: float(settings.max_turns) + 1,  # every turn, then the final ask
+        # every turn, then the final ask
+        calls=lambda settings, game: float(settings.max_turns) + 1,
     )
 )

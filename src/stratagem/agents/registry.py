@@ -34,9 +34,9 @@ class Architecture:
     build: Builder
     plays: Callable[[Game], str | None]
     """Why this architecture cannot play a game (a sentence), or None when it can."""
-    calls: Callable[[Any], float] = lambda settings: 1.0
-    """Model calls it makes per decision, at most, given the entry's settings (for a run's plan
-    of what it will spend)."""
+    calls: Callable[[Any, Game], float] = lambda settings, game: 1.0
+    """Model calls it makes per decision in a game, at most and re-asks aside, given the entry's
+    settings (for a run's plan of what it will spend)."""
     options: type[BaseModel] | None = None
     """The model of the entry's `options` (its own settings), validated when the file is read;
     None: it takes none."""

@@ -332,6 +332,7 @@ register(
         "a lawyer tool the model may call before deciding (seed-001 §6.2)",
         _build,
         repeated_matrix_only,
-        calls=lambda settings: 1.0 + settings.max_tool_calls,  # each tool result, then the move
+        # each tool result, then the move
+        calls=lambda settings, game: 1.0 + settings.max_tool_calls,
     )
 )

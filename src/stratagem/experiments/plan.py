@@ -126,10 +126,11 @@ def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float]]:
         if seat.agent is None:
             continue
         agent = seat.agent
-        per_decision = get_architecture(agent.kind).calls(agent)
+        game = build_game(spec.game, spec.variant, spec.rounds)
+        per_decision = get_architecture(agent.kind).calls(agent, game)
         samples = agent.samples
         if samples == "study":
-            stage = build_game(spec.game, spec.variant, spec.rounds).matrix()
+            stage = game.matrix()
             samples = SEED003_SAMPLES.get(stage.sizes[0], 1) if stage is not None else 1
         asked = QUESTIONS * per_decision if agent.questions and seat.questions else 0.0
         out.append((seat, decisions[p] * (per_decision * samples + asked)))

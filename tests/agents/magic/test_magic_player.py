@@ -275,3 +275,19 @@ def test_the_transcript_reads_like_the_chat(tmp_path: Path, model: Scripted) -> 
     assert "seat 1 said (vote): I vote for Player 1. [seen by seat 1 only]" in text
     before_vote = text.split("said (vote)")[0]
     assert "was asked (probe:" not in before_vote.split("seat 0 played")[0]  # asides come after
+
+
+def test_the_plan_counts_the_probes(tmp_path: Path, model: Scripted) -> None:
+    """A run's plan (what it will spend) counts the §6.1 probes: 4 calls per decision in
+    Chameleon (2 decisions, 6 probes), one in the game-theory games; the run spends that."""
+    model.reply = polite
+    config = config_from_dict(
+        {"name": "p", "output": str(tmp_path / "out"), "models": [{"model": "scripted/magic-test"}],
+         "agents": [{"name": "magic", "kind": "magic"}], "games": ["chameleon/0"],
+         "lineups": [["magic"] * 3]},
+        "test",
+    )  # fmt: skip
+    runner = Runner(config, show_progress=False)
+    planned = runner.plan().calls
+    summary = asyncio.run(runner.run())
+    assert planned == summary.calls == 3 * 2 * 4  # 3 seats x 2 decisions x (1 + 6/2 probes)

@@ -31,6 +31,7 @@ from stratagem.agents.magic.belief import chameleon_vote, init_chameleon, update
 from stratagem.agents.magic.pgm_player import PgmOptions, calls_per_decision
 from stratagem.agents.registry import get_architecture
 from stratagem.errors import StratagemError
+from stratagem.games.catalog import get_game
 from stratagem.llm.types import Request
 
 
@@ -217,8 +218,10 @@ def test_calls_per_decision_are_what_a_seat_spends_at_most(
     tmp_path: Path, model: list[Replier]
 ) -> None:
     architecture = get_architecture("pgm")
-    assert architecture.calls(SimpleNamespace(options={})) == 5.5
-    assert architecture.calls(SimpleNamespace(options={"probes": False})) == pytest.approx(11 / 3)
+    first, npd3 = get_game("chameleon/0"), get_game("npd3/0")
+    assert architecture.calls(SimpleNamespace(options={}), first) == 5.5
+    assert architecture.calls(SimpleNamespace(options={"probes": False}), first) == 2.5
+    assert architecture.calls(SimpleNamespace(options={}), npd3) == 1.8
     assert calls_per_decision(PgmOptions()) == 5.5
     assert calls_per_decision(PgmOptions(probes=False)) == pytest.approx(11 / 3)
     assert calls_per_decision(PgmOptions(probes=False, text_vote=False)) == pytest.approx(11 / 3)

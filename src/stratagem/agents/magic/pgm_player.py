@@ -183,9 +183,9 @@ UNDERCOVER_PROBES = 4
 """§6.1: both probes after each of the 2 rounds."""
 
 
-def calls_per_decision(options: PgmOptions) -> float:
-    """The most model calls a PGM seat makes per decision, re-asks aside, over the games (the
-    plan does not say which game an entry plays), probes included when on:
+def calls_per_decision(options: PgmOptions, game: str | None = None) -> float:
+    """The most model calls a PGM seat makes per decision in `game` (None: the most over the
+    games), re-asks aside, probes included when on:
 
     - Chameleon (2 decisions: clue, vote): 3 view analyses + the clue + the text vote (if
       asked) [+ 6 probes]: 2.5, or 5.5 with probes (2.0 / 5.0 without the text vote);
@@ -196,9 +196,14 @@ def calls_per_decision(options: PgmOptions) -> float:
     text_vote = 1 if options.vote_by_belief and options.text_vote else 0
     vote = 1 if not options.vote_by_belief else text_vote
     probes = options.probes
-    chameleon = (3 + 1 + vote + (CHAMELEON_PROBES if probes else 0)) / 2
-    undercover = (8 + 3 + (UNDERCOVER_PROBES if probes else 0)) / 3
-    return max(chameleon, undercover, 1.8)
+    per_game = {
+        "chameleon": (3 + 1 + vote + (CHAMELEON_PROBES if probes else 0)) / 2,
+        "undercover": (8 + 3 + (UNDERCOVER_PROBES if probes else 0)) / 3,
+        "npd3": 1.8,
+        "public-good": 1.8,
+        "cost-sharing": 1.4,
+    }
+    return per_game.get(game or "", max(per_game.values()))
 
 
 def _build(settings: Any, client: LLMClient, game: Game) -> PgmPlayer:
@@ -214,8 +219,9 @@ def _plays(game: Game) -> str | None:
     return "it plays seed-004's games (chameleon, undercover, cost-sharing, npd3, public-good)"
 
 
-def _calls(settings: Any) -> float:
-    return calls_per_decision(PgmOptions.model_validate(getattr(settings, "options", {}) or {}))
+def _calls(settings: Any, game: Game) -> float:
+    options = PgmOptions.model_validate(getattr(settings, "options", {}) or {})
+    return calls_per_decision(options, game.name)
 
 
 register(

@@ -169,6 +169,14 @@ def _build(settings: Any, client: LLMClient, game: Game) -> MagicPlayer:
     return MagicPlayer(client, game, options, **common_settings(settings))
 
 
+def _calls(settings: Any, game: Game) -> float:
+    """A decision's call, and the §6.1 probes per decision in the social games: Chameleon, 6
+    probes over 2 decisions (clue, vote); Undercover, 4 over 3 (2 clues, vote)."""
+    if not MagicOptions.model_validate(settings.options).probes:
+        return 1.0
+    return {"chameleon": 1 + 6 / 2, "undercover": 1 + 4 / 3}.get(game.name, 1.0)
+
+
 def _plays(game: Game) -> str | None:
     if profile_for(game) is not None:
         return None
@@ -182,6 +190,7 @@ register(
         "the study's prompts, temperature 0; strict parsing with re-asks",
         _build,
         _plays,
+        calls=_calls,
         options=MagicOptions,
     )
 )
