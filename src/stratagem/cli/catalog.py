@@ -11,6 +11,7 @@ from rich.text import Text
 
 from stratagem.cli.common import app, out
 from stratagem.cli.tables import Col, fitted_table
+from stratagem.games import settings_data
 from stratagem.games.catalog import GAMES
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
@@ -33,7 +34,12 @@ def games() -> None:
     for entry in GAMES.values():
         game = entry.factory()
         matrix = game if isinstance(game, NormalFormGame) else None
-        actions = " / ".join(matrix.labels[0]) if matrix else "structured"
+        stage = matrix or game.matrix()  # a repeated game's moves are its stage game's
+        actions = " / ".join(stage.labels[0]) if stage else "structured"
+        if entry.settings is not None:
+            played = len(settings_data.selected(entry.settings))
+            every = len(settings_data.settings(entry.settings))
+            actions += f"; {played} settings" + (f" ({every} in all)" if every > played else "")
         in_tournament = matrix is not None and matrix.n_players == 2
         rows.append(
             [
