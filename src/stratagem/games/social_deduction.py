@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.games import chat
 from stratagem.games.base import Event
 from stratagem.games.spaces import Choice
 
@@ -39,7 +40,7 @@ DEFAULT_MAX_CHARS = 1000
 """Longest clue or guess, in characters. seed-004 §2 caps replies at 256 tokens (about 1000
 characters of English); the cap itself is a choice of this module."""
 
-HIDDEN: frozenset[int] = frozenset()
+HIDDEN = chat.HIDDEN
 """Visibility of what only the record may see."""
 
 
@@ -104,11 +105,11 @@ def clues_by_round(texts: Sequence[str]) -> tuple[Clue, ...]:
 
 def moderator(text: str, to: int | None = None) -> Event:
     """A moderator message: public, or private to seat `to`."""
-    return Event("moderator", {"text": text}, None if to is None else frozenset({to}))
+    return chat.moderator(text, None if to is None else frozenset({to}))
 
 
 def clue_event(player: int, round: int, text: str) -> Event:
-    return Event("clue", {"player": player, "text": text, "phase": CLUE, "round": round})
+    return chat.utterance("clue", player, text, CLUE, round)
 
 
 VOTE_TEXT = "I vote for {name}."
@@ -118,8 +119,7 @@ VOTE_TEXT = "I vote for {name}."
 def vote_event(voter: int, round: int, target: int) -> Event:
     """A ballot, seen by its voter only (seed-004 §2: social-game votes are private)."""
     text = VOTE_TEXT.format(name=seat_name(target))
-    data = {"player": voter, "text": text, "phase": VOTE, "round": round, "vote": target}
-    return Event("vote", data, frozenset({voter}))
+    return chat.utterance("vote", voter, text, VOTE, round, frozenset({voter}), vote=target)
 
 
 def plurality(ballots: Sequence[int | None]) -> int | None:

@@ -21,15 +21,12 @@ from collections.abc import Sequence
 
 from stratagem.agents.magic import texts
 from stratagem.games.base import Event
+from stratagem.games.chat import seat_name as seat_name  # "Player 1" for seat 0 (§2)
 from stratagem.llm.types import Message
 
 MODERATOR_NAME = "Moderator"
 SYSTEM_NAME = "System"
 EOS = "<EOS>"
-
-
-def seat_name(player: int) -> str:
-    return f"Player {player + 1}"
 
 
 def system_message(global_prompt: str, agent_name: str, role_desc: str) -> str:
