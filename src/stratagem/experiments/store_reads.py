@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from stratagem.experiments.records import (
@@ -21,6 +22,9 @@ from stratagem.experiments.records import (
     round_from_row,
 )
 from stratagem.experiments.store_base import StoreConnection
+
+_ID_CHUNK = 500
+"""Episode ids per `IN (...)` query: below SQLite's limit on bound parameters."""
 
 
 class StoreReads(StoreConnection):
@@ -72,6 +76,23 @@ class StoreReads(StoreConnection):
             sql += " AND kind=?"
             params.append(kind)
         return [event_from_row(r) for r in self._rows(sql + " ORDER BY seq", params)]
+
+    def seat_costs(self, episode_ids: Sequence[str]) -> dict[str, dict[int, float]]:
+        """Dollars per episode and seat, summed over its model calls, for reports over many
+        episodes: one query per chunk of episodes, and no stored request is decoded."""
+        out: dict[str, dict[int, float]] = {}
+        for start in range(0, len(episode_ids), _ID_CHUNK):
+            ids = list(episode_ids[start : start + _ID_CHUNK])
+            marks = ", ".join("?" * len(ids))
+            for episode_id, player, cost in self._rows(
+                "SELECT episode_id, player, COALESCE(SUM(cost_usd), 0.0) FROM llm_calls "
+                f"WHERE episode_id IN ({marks}) AND player IS NOT NULL "
+                "GROUP BY episode_id, player",
+                ids,
+            ):
+                seats = out.setdefault(episode_id, {})
+                seats[int(player)] = seats.get(int(player), 0.0) + float(cost)
+        return out
 
     def llm_calls(
         self, episode_id: str | None = None, *, cache_key: str | None = None

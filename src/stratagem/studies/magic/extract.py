@@ -49,9 +49,6 @@ CONTRIBUTIONS, PAYOUT = "contributions", "payout"
 PROBE = re.compile(r"^magic-(consistency|belief)@(before_clue|after_clue):(\d+)$")
 """A probe's question id (`agents/magic/probing.py`): its kind and when it was asked."""
 
-CHUNK = 500
-"""Episodes per bulk query of model-call costs."""
-
 
 def base_game(name: str) -> str:
     """`chameleon/3` -> `chameleon`."""
@@ -394,20 +391,8 @@ class MagicData:
 
 
 def seat_costs(store: ResultStore, episode_ids: Sequence[str]) -> dict[str, dict[int, float]]:
-    """Dollars per episode and seat, summed over its model calls. One bulk query per chunk of
-    episodes: the calls' requests (the whole chat each time) are never decoded."""
-    out: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for start in range(0, len(episode_ids), CHUNK):
-        ids = list(episode_ids[start : start + CHUNK])
-        marks = ", ".join("?" * len(ids))
-        rows = store._rows(
-            "SELECT episode_id, player, COALESCE(SUM(cost_usd), 0.0) FROM llm_calls "
-            f"WHERE episode_id IN ({marks}) AND player IS NOT NULL GROUP BY episode_id, player",
-            ids,
-        )
-        for episode_id, player, cost in rows:
-            out[episode_id][int(player)] += float(cost)
-    return {k: dict(v) for k, v in out.items()}
+    """Dollars per episode and seat, summed over its model calls."""
+    return store.seat_costs(episode_ids)
 
 
 def magic_data(
