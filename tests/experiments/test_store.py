@@ -206,6 +206,16 @@ def test_finished_episodes_are_final(store: ResultStore) -> None:
     assert store.rounds("ep1") == []
 
 
+def test_seat_costs_sum_each_seats_calls(store: ResultStore) -> None:
+    llm_episode(store)
+    store.start_episode("ep1")
+    store.add_llm_call("m", episode_id="ep1", player=0, cost_usd=0.5)
+    store.add_llm_call("m", episode_id="ep1", player=0, cost_usd=0.25)
+    store.add_llm_call("m", episode_id="ep1", player=1, cost_usd=None)  # a failed call
+    store.add_llm_call("m", cost_usd=9.0)  # outside any episode
+    assert store.seat_costs(["ep1", "nope"]) == {"ep1": {0: 0.75, 1: 0.0}}
+
+
 def test_restart_clears_partial_work_but_keeps_model_calls(store: ResultStore) -> None:
     llm_episode(store)
     store.start_episode("ep1")
