@@ -150,24 +150,28 @@ def _decisions(spec: EpisodeSpec) -> tuple[int, ...]:
 
 
 def _play_counting(game: Game) -> tuple[int, ...]:
-    """Each seat's decisions in one play of the game with the first legal action (the length of
-    games whose length depends on play is estimated by that one play)."""
+    """Each seat's decisions in one play of the game with stand-in moves (the length of games
+    whose length depends on play is estimated by that one play)."""
     counts = [0] * game.n_players
     state = game.initial_state(0)
     while not state.is_terminal():
         actions: dict[int, Action] = {}
         for p in state.to_act():
             counts[p] += 1
-            actions[p] = _first_legal(state.legal(p))
+            actions[p] = _stand_in(state.legal(p), p)
         state, _ = state.apply(actions)
     return tuple(counts)
 
 
-def _first_legal(space: ActionSpace) -> Action:
+def _stand_in(space: ActionSpace, player: int) -> Action:
+    """A legal move that differs from seat to seat where it can: seats that never agree play a
+    negotiation to its last round (seed-004's Cost Sharing), so a plan errs on the costly side."""
     if isinstance(space, Choice):
-        return space.labels[0]
+        return space.labels[player % len(space.labels)]
     if isinstance(space, IntegerRange):
         return space.low
     if isinstance(space, Shares):
-        return space.example()
+        whole = [0] * len(space.parties)
+        whole[player % len(whole)] = space.total
+        return space.format(whole)
     return ""
