@@ -23,6 +23,7 @@ from stratagem.games.tradecraft_rules import (
     OK,
     CraftOptions,
     Recipe,
+    Slot,
     TradecraftRules,
     apply_craft,
     floor_hand,
@@ -341,3 +342,75 @@ def test_instances_match_the_source_verbatim(rules: TradecraftRules) -> None:
     source = json.loads((SOURCE / "instances/1p_v_1p/game_task.json").read_text("utf-8"))
     assert rules.instances_1v1() == source
     assert len(list((SOURCE / "recipes").glob("*.json"))) == len(rules.recipes) + 30
+
+
+def _lp_feasible(recipe: Recipe, inputs: Mapping[str, F], amount: int) -> bool:
+    """An independent oracle for crafting recipes: the transportation LP, solved by scipy."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    items, slots = sorted(inputs), recipe.slots
+    edges = [(i, j) for i, item in enumerate(items) for j, s in enumerate(slots) if item in s.items]
+    if not edges or any(not any(e[0] == i for e in edges) for i in range(len(items))):
+        return False
+    rows = np.zeros((len(items) + len(slots), len(edges)))
+    for k, (i, j) in enumerate(edges):
+        rows[i, k] = rows[len(items) + j, k] = 1
+    scale = F(amount, recipe.count)
+    rhs = [float(inputs[i]) for i in items] + [float(s.count * scale) for s in slots]
+    result = linprog(np.zeros(len(edges)), A_eq=rows, b_eq=rhs, bounds=(0, None), method="highs")
+    return bool(result.status == 0)
+
+
+def test_check_agrees_with_an_lp_on_mixed_tag_inputs(rules: TradecraftRules) -> None:
+    """Split each slot over several of its items, then perturb: the check agrees with the LP."""
+    import random
+
+    rng = random.Random(2)
+    mixed = [r for r in rules.recipes if not r.fuel and any(len(s.items) > 1 for s in r.slots)]
+    assert len(mixed) > 100
+    for trial in range(600):
+        recipe = rng.choice(mixed)
+        inputs: dict[str, F] = {}
+        for slot in recipe.slots:
+            members = rng.sample(sorted(slot.items), min(3, len(slot.items)))
+            cuts = sorted(F(rng.randint(0, 12), 12) for _ in members[1:])
+            shares = [b - a for a, b in zip([F(0), *cuts], [*cuts, F(1)], strict=True)]
+            for item, share in zip(members, shares, strict=True):
+                if share:
+                    inputs[item] = inputs.get(item, F(0)) + share * slot.count
+        assert rules.accepts(recipe, inputs, recipe.count), (recipe.id, inputs)
+        if trial % 2:  # move some amount between two items: legal only if the LP says so
+            a, b = rng.sample(sorted({*inputs, *min(recipe.slots, key=len_items).items}), 2)
+            moved = min(inputs.get(a, F(0)), F(1, 3))
+            inputs = {**inputs, a: inputs.get(a, F(0)) - moved, b: inputs.get(b, F(0)) + moved}
+            inputs = {i: x for i, x in inputs.items() if x}
+        expected = _lp_feasible(recipe, inputs, recipe.count)
+        assert rules.accepts(recipe, inputs, recipe.count) is expected, (recipe.id, inputs)
+
+
+def len_items(slot: Slot) -> int:
+    return len(slot.items)
+
+
+def test_can_make_and_craftable(rules: TradecraftRules) -> None:
+    hands = rules.instances_1v1()[0]["hands"]
+    p1 = {i: F(a) for i, a in hands[0].items()}
+    p2 = {i: F(a) for i, a in hands[1].items()}
+    made = {r.output.removeprefix(M) for r in rules.craftable(p2)}
+    assert {"stick", "iron_ingot", "copper_ingot", "stone", "oak_button"} <= made
+    assert "torch" not in made and "shears" not in made  # no coal; no ingots
+    made = {r.output.removeprefix(M) for r in rules.craftable(p1)}
+    assert {"iron_nugget", "stick", "stone", "copper_ingot"} <= made and "shears" not in made
+    (charcoal,) = rules.recipes_for(M + "charcoal")
+    assert rules.can_make(charcoal, mc({"oak_log": F(5, 3)}))
+    assert not rules.can_make(charcoal, mc({"oak_log": F(3, 2)}))
+    assert rules.can_make(charcoal, mc({"oak_log": 1, "stick": 2}))  # 2 sticks = 1/8 unit
+    assert not rules.can_make(charcoal, mc({"oak_log": 1, "stick": F(3, 2)}))
+    assert rules.can_make(charcoal, mc({"oak_log": 10}), amount=6)  # 6 + 6 * 2/3 logs
+    assert not rules.can_make(charcoal, mc({"oak_log": 10}), amount=7)
+    for recipe in rules.recipes:  # the hand that holds the exact inputs can make the recipe
+        inputs = concrete_inputs(rules, recipe, 1)
+        assert rules.can_make(recipe, inputs), recipe.id
+        assert not rules.can_make(recipe, {i: a / 2 for i, a in inputs.items()}), recipe.id
+    assert {r.id for r in rules.recipes_using(M + "stick")} >= {"torch", "stone_shovel", "lever"}

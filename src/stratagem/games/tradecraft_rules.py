@@ -144,6 +144,11 @@ class TradecraftRules:
         for recipe in sorted(self.recipes, key=lambda r: r.id):
             by_output.setdefault(recipe.output, []).append(recipe)
         self.by_output: dict[str, tuple[Recipe, ...]] = {k: tuple(v) for k, v in by_output.items()}
+        uses: dict[str, list[Recipe]] = {}
+        for recipe in sorted(self.recipes, key=lambda r: r.id):
+            for item in sorted(frozenset().union(*(s.items for s in recipe.slots))):
+                uses.setdefault(item, []).append(recipe)
+        self.by_input: dict[str, tuple[Recipe, ...]] = {k: tuple(v) for k, v in uses.items()}
         self._instances: list[Any] = data["instances_1v1"]
 
     def _recipe(self, raw: Mapping[str, Any]) -> Recipe:
@@ -165,6 +170,10 @@ class TradecraftRules:
 
     def recipes_for(self, output: str) -> tuple[Recipe, ...]:
         return self.by_output.get(output, ())
+
+    def recipes_using(self, item: str) -> tuple[Recipe, ...]:
+        """Recipes with a slot that accepts `item` (fuel use aside), for item_info (§2.6)."""
+        return self.by_input.get(item, ())
 
     def fuel_units(self, item: str) -> Fraction:
         """Fuel units one item gives (1/8 smelts one item; 0 if it does not burn)."""
@@ -201,6 +210,45 @@ class TradecraftRules:
         low = _fill(sorted(both), diverted)
         high = _fill(sorted(both, reverse=True), diverted)
         return low <= fuel_demand - fuel_only <= high
+
+    def can_make(self, recipe: Recipe, hand: Mapping[str, Fraction], amount: int = 1) -> bool:
+        """Whether some inputs taken from `hand` make `amount` of the output by `recipe`.
+
+        The same exact arguments as `accepts`, with "at most what is held" for "exactly": Gale's
+        condition without the equal totals for crafting; for cooking, the shared items that the
+        ingredient slot must take are the ones worth least as fuel (an exchange argument).
+        """
+        scale = Fraction(amount, recipe.count)
+        held = {item: a for item, a in hand.items() if a > 0}
+        if not recipe.fuel:
+            demands = [(s.count * scale, s.items) for s in recipe.slots]
+            return _transport_feasible(demands, held, exact=False)
+        slot = recipe.slots[0]
+        slot_only = sum(
+            (a for i, a in held.items() if i in slot.items and not self.fuel_units(i)), Fraction(0)
+        )
+        fuel_only = sum(
+            (a * self.fuel_units(i) for i, a in held.items() if i not in slot.items), Fraction(0)
+        )
+        both = sorted(
+            (self.fuel_units(i), a)
+            for i, a in held.items()
+            if i in slot.items and self.fuel_units(i)
+        )
+        needed = max(slot.count * scale - slot_only, Fraction(0))  # taken from `both`
+        if needed > sum((a for _, a in both), Fraction(0)):
+            return False
+        spare = _fill(both, sum((a for _, a in both), Fraction(0))) - _fill(both, needed)
+        return self.options.fuel_per_craft * scale <= fuel_only + spare
+
+    def craftable(self, hand: Mapping[str, Fraction]) -> tuple[Recipe, ...]:
+        """Recipes that can make one output from `hand` (possible_recipes_from_hand, §2.6)."""
+        held = {item for item, a in hand.items() if a > 0}
+        return tuple(
+            recipe
+            for recipe in sorted(self.recipes, key=lambda r: r.id)
+            if all(slot.items & held for slot in recipe.slots) and self.can_make(recipe, hand)
+        )
 
     def match(self, inputs: Mapping[str, Amount], output: Mapping[str, Amount]) -> CraftCheck:
         """The recipe check alone (no hand): code 0 with the accepting recipe, or 1 with why."""
@@ -268,12 +316,13 @@ def _fill(fuels: Iterable[tuple[Fraction, Fraction]], total: Fraction) -> Fracti
 
 
 def _transport_feasible(
-    slots: list[tuple[Fraction, frozenset[str]]], supply: Mapping[str, Fraction]
+    slots: list[tuple[Fraction, frozenset[str]]], supply: Mapping[str, Fraction], exact: bool = True
 ) -> bool:
-    """Whether the items' supplies fill the slots' demands exactly (supply-demand theorem)."""
-    if sum(supply.values()) != sum(d for d, _ in slots):
+    """Whether the items' supplies fill the slots' demands (supply-demand theorem): with every
+    item used up when `exact`, else with each item used at most up to its supply."""
+    if exact and sum(supply.values()) != sum(d for d, _ in slots):
         return False
-    if any(not any(item in items for _, items in slots) for item in supply):
+    if exact and any(not any(item in items for _, items in slots) for item in supply):
         return False
     for size in range(1, len(slots) + 1):
         for chosen in combinations(slots, size):
