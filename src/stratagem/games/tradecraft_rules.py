@@ -43,7 +43,6 @@ from math import floor
 from typing import Any, Literal
 
 DATA_FILE = "data/tradecraft.json.gz"
-FUEL_TAG = "minecraft:fuel"
 OK, INVALID_RECIPE, INSUFFICIENT_ITEMS = 0, 1, 2  # craft_recipe_check's return codes (§2.3)
 
 Amount = Fraction | int | str
@@ -192,6 +191,9 @@ class TradecraftRules:
         return _transport_feasible([(s.count * scale, s.items) for s in recipe.slots], inputs)
 
     def _accepts_cooking(self, slot: Slot, scale: Fraction, inputs: Mapping[str, Fraction]) -> bool:
+        """The closed form for one ingredient slot plus fuel (module docstring): what the items
+        accepted by both sides must give to fuel is fixed, and the fuel units that amount can
+        yield run from burning the lowest-value items first to burning the highest first."""
         demand, fuel_demand = slot.count * scale, self.options.fuel_per_craft * scale
         slot_only, fuel_only, both = Fraction(0), Fraction(0), []
         for item, amount in inputs.items():
