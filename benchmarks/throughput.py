@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import itertools
 import json
@@ -32,7 +33,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 import numpy
 from latency_server import serving
 
+import stratagem.experiments.runner as runner_module
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.strategy_agent import StrategyAgent
@@ -292,6 +294,35 @@ def run_experiment(model: Transport, url: str, latency: float, concurrency: int)
     return measure
 
 
+_TUNED = runner_module.frozen_setup
+
+
+def collector_rows(url: str, latency: float, concurrency: int) -> None:
+    """The runner with the run's garbage-collector settings (experiments/heap.py) and with the
+    collector as Python sets it, alternated, twice each: what the settings are worth."""
+    print(
+        f"runner at {concurrency}, {PROVIDER}, side by side: the run's collector settings "
+        "(experiments/heap.py) and the default collector"
+    )
+    print(HEADER.format(extra="episodes"))
+    model = TRANSPORTS[PROVIDER]
+    try:
+        for _ in range(2):
+            for label, collector in (("tuned", _TUNED), ("default", _untuned)):
+                runner_module.frozen_setup = collector
+                row = run_experiment(model, url, latency, concurrency)
+                tail = f"  collector {label}"
+                print(row.row(f"{runner_episodes(concurrency):>8} ") + tail, flush=True)
+    finally:
+        runner_module.frozen_setup = _TUNED
+
+
+@contextlib.contextmanager
+def _untuned() -> Iterator[None]:
+    """The collector as Python sets it (the comparison row of the side-by-side runner rows)."""
+    yield
+
+
 # --- CPU by component ---------------------------------------------------------------------------
 
 COMPONENTS = (
@@ -385,6 +416,8 @@ def server_part(latency: float, profiled: bool) -> None:
             for n in CONCURRENCIES:
                 rows.append(run_experiment(model, url, latency, n))
                 print(rows[-1].row(f"{runner_episodes(n):>8} "), flush=True)
+
+        collector_rows(url, latency, top)
 
         if profiled:
             model = TRANSPORTS[PROVIDER]
