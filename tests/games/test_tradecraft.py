@@ -143,6 +143,17 @@ def test_first_proposer_option() -> None:
     assert TradecraftGame(first_proposer=1).initial_state().to_act() == (1,)
 
 
+def test_empty_text_is_the_pass() -> None:
+    """§2.6 [A]: "" is each phase's pass, as the fallback is (generic stand-ins send "")."""
+    state = TradecraftGame(max_turn=1).initial_state()
+    for phase in (PROPOSAL, DECISION, CRAFT):
+        assert state.phase == phase
+        spaces = {p: state.legal(p) for p in state.to_act()}
+        assert all(s.validate("") == s.validate(state.fallback(p)) for p, s in spaces.items())
+        state = step(state, {p: "" for p in state.to_act()})
+    assert state.outcome == TIMEOUT
+
+
 def test_canonical_actions() -> None:
     space = TradecraftGame().initial_state().legal(0)
     assert isinstance(space, ProposalSpace)

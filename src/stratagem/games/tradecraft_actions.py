@@ -13,6 +13,10 @@ canonical form (sorted keys, compact separators, "minecraft:" names, amounts as 
 - crafts: `[{"input": {item: amount}, "output": {item: n}}, ...]`, applied in order, each checked
   by the rules module against the hand the previous ones left (`craft_recipe_check` then
   `craft_recipe_apply`, §2.3); submitting the list is `craft_done` ("[]" crafts nothing).
+
+An empty text is the phase's pass (§2.6 [A]: an empty proposal, a rejection, no crafts): the same
+move a player whose replies stay invalid is given, and the one generic stand-ins for free text
+("") make, so a plan can play the game through.
 """
 
 from __future__ import annotations
@@ -54,6 +58,10 @@ def describe(items: Mapping[str, Fraction | int] | Items) -> str:
     pairs = items.items() if isinstance(items, Mapping) else items
     text = ", ".join(f"{amount_text(Fraction(a))} {i.removeprefix(PREFIX)}" for i, a in pairs)
     return text or "nothing"
+
+
+def _blank(action: Action) -> bool:
+    return isinstance(action, str) and not action.strip()
 
 
 def _load(action: Action, what: str, example: str) -> Any:
@@ -131,6 +139,8 @@ class ProposalSpace(FreeText):
 
     def parse(self, action: Action) -> Proposal:
         FreeText.validate(self, action)
+        if _blank(action):
+            return EMPTY_PROPOSAL
         what = "proposal"
         data = _keys(
             _load(action, what, PROPOSAL_EXAMPLE),
@@ -178,6 +188,8 @@ class DecisionSpace(FreeText):
     def parse(self, action: Action) -> Decision:
         FreeText.validate(self, action)
         assert isinstance(action, str)
+        if _blank(action):
+            return Decision(False)
         if action.strip().lower() in (ACCEPT, REJECT):
             return Decision(action.strip().lower() == ACCEPT)
         what = "decision"
@@ -238,7 +250,7 @@ class CraftSpace(FreeText):
         """The crafts and the hand after them (not floored), or `IllegalAction` saying why."""
         FreeText.validate(self, action)
         assert self.rules is not None
-        data = _load(action, "crafts", CRAFTS_EXAMPLE)
+        data = [] if _blank(action) else _load(action, "crafts", CRAFTS_EXAMPLE)
         if not isinstance(data, list):
             raise IllegalAction(f"illegal crafts: expected a JSON list like {CRAFTS_EXAMPLE}")
         if len(data) > MAX_CRAFTS:
