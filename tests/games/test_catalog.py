@@ -47,6 +47,7 @@ def test_names_and_entries() -> None:
         "chameleon",
         "undercover",
         "cost-sharing",
+        "tradecraft",
     }
     assert set(game_names()) == expected
     for name, entry in GAMES.items():

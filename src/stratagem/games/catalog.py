@@ -30,6 +30,7 @@ from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
 from stratagem.games.magic_dilemma import magic_npd3
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.public_good import magic_public_good
+from stratagem.games.tradecraft import TradecraftGame
 from stratagem.games.ultimatum import UltimatumGame
 from stratagem.games.undercover import UndercoverGame
 
@@ -262,6 +263,10 @@ def _entries() -> list[CatalogEntry]:
         CatalogEntry(
             "undercover", UndercoverGame().description(), f"{s4} §3.2", s4, UndercoverGame,
             settings="undercover",
+        ),
+        CatalogEntry(
+            "tradecraft", TradecraftGame().description(), "seed-002 §2", "seed-002",
+            TradecraftGame,
         ),
         CatalogEntry(
             "ultimatum", _ultimatum().description(),
