@@ -63,6 +63,22 @@ def test_a_person_in_a_magic_game_reads_the_chat(tmp_path: Path) -> None:
     assert "[Player 1]: I vote for Player 2." in out  # the person's own (private) vote
 
 
+def test_a_person_plays_tradecraft_with_the_formats_shown(tmp_path: Path) -> None:
+    """seed-002's TradeCraft: the person sees both hands and only their own target, is told the
+    JSON format of each move, and a proposal they type is played."""
+    proposal = '{"offer": {"coal": 1}, "request": {"raw_iron": 1}, "message": "hi"}'
+    done = play(tmp_path, proposal + "\n\n" * 20, "tradecraft", "--seat", "0=human",
+                "--seat", "1=scripted:reject")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "- hands (hands=[{'minecraft:cherry_planks': 1" in out  # §2: hands are public
+    assert "[Moderator]: Your target is to craft 1 shears." in out
+    assert out.count("Your target is") == 1  # the other seat's target stays private
+    assert 'your move (a proposal as JSON, e.g. {"offer"' in out
+    assert "wants to exchange Player 2's 1 raw_iron with 1 coal. Message: hi" in out
+    assert "game over:" in out
+
+
 def test_a_person_against_the_embedded_model(tmp_path: Path) -> None:
     done = play(tmp_path, "cooperate\n2\n", "dilemma", "--seat", "0=human", "--seat", "1=plain",
                 "--rounds", "2")  # fmt: skip

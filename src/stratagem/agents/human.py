@@ -75,18 +75,18 @@ class HumanPlayer(Agent):
         if self._tell_chat(observation):
             return
         for event in events:
-            details = ", ".join(f"{k}={v}" for k, v in event.data.items() if k != "round")
-            self.tell(f"- {event.kind} ({details})")
+            self.tell(_plain(event))
 
     def _tell_chat(self, observation: Observation) -> bool:
-        """In a chat game (seed-004's), what this seat may see that it was not told yet, as
-        the chat shows it: `[Moderator]: ...`, `[Player 2]: ...`. False for other games."""
+        """In a chat game (seed-004's, TradeCraft), what this seat may see that it was not told
+        yet, as the chat shows it (`[Moderator]: ...`, `[Player 2]: ...`; other events, such as
+        the hands, as plain lines). False for other games."""
         said = [speaker(e) for e in observation.events]
         if not any(said):
             return False
-        for line in said[self._told_chat :]:
-            if line is not None:
-                self.tell(f"[{line[0]}]: {line[2]}")
+        for event, line in zip(observation.events[self._told_chat :], said[self._told_chat :],
+                               strict=True):  # fmt: skip
+            self.tell(_plain(event) if line is None else f"[{line[0]}]: {line[2]}")
         self._told_chat = len(said)
         return True
 
@@ -105,13 +105,22 @@ class HumanPlayer(Agent):
         return "\n".join(p.strip() for p in parts if p.strip())
 
 
+def _plain(event: Event) -> str:
+    details = ", ".join(f"{k}={v}" for k, v in event.data.items() if k != "round")
+    return f"- {event.kind} ({details})"
+
+
 def _choices(space: ActionSpace) -> str:
     if isinstance(space, Choice):
         return ", ".join(f"{i}={label}" for i, label in enumerate(space.labels, start=1))
     if isinstance(space, IntegerRange):
         return f"a whole number from {space.low} to {space.high}"
     if isinstance(space, FreeText):
-        return f"a message of at most {space.max_chars} characters"
+        # A structured text action (TradeCraft's proposals, decisions, crafts) says its format.
+        hint = getattr(space, "FORMAT_HINT", None)
+        return (
+            hint if isinstance(hint, str) else f"a message of at most {space.max_chars} characters"
+        )
     if isinstance(space, Shares):
         return (
             f"shares for {', '.join(space.parties)} in steps of {space.step} summing to "

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from stratagem.games.spaces import Action, FreeText, IllegalAction
 from stratagem.games.tradecraft_rules import TradecraftRules, apply_craft, to_fraction
@@ -134,6 +134,10 @@ PROPOSAL_EXAMPLE = '{"offer": {"coal": 1}, "request": {"raw_iron": 1}, "message"
 class ProposalSpace(FreeText):
     """The proposer's move (§2.6 submit_proposal): legal against both hands of this turn."""
 
+    FORMAT_HINT: ClassVar[str] = (
+        'a proposal as JSON, e.g. {"offer": {"coal": 1}, "request": {"raw_iron": 1}, '
+        '"message": "..."}; an empty line proposes nothing'
+    )
     own: Items = ()
     partner: Items = ()
 
@@ -184,6 +188,10 @@ DECISION_EXAMPLE = '{"decision": "accept", "message": "..."}'
 @dataclass(frozen=True)
 class DecisionSpace(FreeText):
     """The partner's move (§2.6 submit decision): accept or reject, with a private reply."""
+
+    FORMAT_HINT: ClassVar[str] = (
+        'accept or reject, or JSON {"decision": "accept", "message": "..."}'
+    )
 
     def parse(self, action: Action) -> Decision:
         FreeText.validate(self, action)
@@ -242,6 +250,11 @@ def _amounts(raw: Any, what: str) -> tuple[tuple[str, Fraction], ...]:
 class CraftSpace(FreeText):
     """A player's craft phase (§2.6 craft_recipe_check/apply, then craft_done): the crafts made,
     each legal for the hand the earlier ones left."""
+
+    FORMAT_HINT: ClassVar[str] = (
+        'your crafts as a JSON list, e.g. [{"input": {"oak_planks": "1/2"}, "output": '
+        '{"stick": 1}}]; an empty line ends your crafting'
+    )
 
     hand: Hand = ()
     rules: TradecraftRules | None = field(default=None, compare=False, repr=False)
