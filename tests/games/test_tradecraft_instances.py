@@ -113,3 +113,12 @@ def test_replay_refuses_an_illegal_step() -> None:
     step = ({"minecraft:oak_planks": Fraction(1)}, "minecraft:stick", 4)  # 4 sticks need 2 planks
     with pytest.raises(ValueError):
         replay(RULES, {"minecraft:oak_planks": 5}, [step])
+
+
+def test_published_instance_0_matches_the_worked_example() -> None:
+    """§2.4's worked example: shears (smelt raw_iron, then craft) and torch (plank to stick, then
+    torch) take two crafts each, and one traded kind each (coal for raw_iron)."""
+    meta = describe_difficulty(RULES.instances_1v1()[0], RULES)
+    assert meta is not None
+    assert meta["chain_length"] == [2, 2] and meta["min_trades"] == [1, 1]
+    assert meta["difficulty"] == [2, 2] and meta["jointly_craftable"] is True

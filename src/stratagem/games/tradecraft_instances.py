@@ -13,7 +13,8 @@ by §2.4's design rules, each checked with the rules module (`tradecraft_rules`)
   steps". Both are computed here by search (`tradecraft_instances_search`) and stored per player:
   `chain_length` (fewest craft operations that make the target from the union of hands) and
   `min_trades` (fewest item kinds the player must receive from the other, [I] one kind per trade);
-  the stored `difficulty` is their product, as the brief asks.
+  the stored `difficulty` is their product, as the brief asks; `jointly_craftable` says whether
+  the union makes both targets at once (None: the search's state cap left it undecided).
 
 Each choice the paper leaves open ([I]) is a field of `GeneratorOptions` with its default.
 Instances have the published shape (`{"hands": [...], "targets": [...]}`) plus a `meta` entry with

@@ -22,6 +22,7 @@ from stratagem.games.tradecraft_rules import Recipe, TradecraftRules, apply_craf
 Hand = tuple[tuple[str, Fraction], ...]  # sorted, positive amounts: a hashable hand
 Goal = tuple[tuple[str, int], ...]
 Step = tuple[dict[str, Fraction], str, int]  # inputs, output, amount: one craft request
+Found = tuple[tuple[Step, ...] | None, bool]  # a plan or None; whether that answer is decided
 
 
 def _hand(hand: Mapping[str, Fraction | int]) -> Hand:
@@ -107,11 +108,11 @@ def _reached(hand: Hand, goal: Goal) -> bool:
 @lru_cache(maxsize=4096)
 def _shortest(
     rules: TradecraftRules, hand: Hand, goal: Goal, depth: int, max_amount: int, cap: int
-) -> tuple[Step, ...] | None:
-    """Breadth-first: a shortest craft plan from `hand` to hold `goal` (None beyond `depth` crafts
-    or `cap` visited states)."""
+) -> Found:
+    """Breadth-first: a shortest craft plan from `hand` to hold `goal`, or None within `depth`
+    crafts; and whether the answer is decided (False when `cap` visited states cut it short)."""
     if _reached(hand, goal):
-        return ()
+        return (), True
     outputs = relevant(rules, [i for i, _ in goal], depth)
     parent: dict[Hand, tuple[Hand, Step] | None] = {hand: None}
     layer = [hand]
@@ -124,12 +125,12 @@ def _shortest(
                     continue
                 parent[after] = (h, step)
                 if _reached(after, goal):
-                    return _path(parent, after)
+                    return _path(parent, after), True
                 nxt.append(after)
                 if len(parent) > cap:
-                    return None
+                    return None, False
         layer = nxt
-    return None
+    return None, True
 
 
 def _path(parent: Mapping[Hand, tuple[Hand, Step] | None], end: Hand) -> tuple[Step, ...]:
@@ -150,6 +151,18 @@ def craft_plan(
     cap: int = 3000,
 ) -> tuple[Step, ...] | None:
     """A shortest plan (craft requests in order) that makes `target` from `hand`, or None."""
+    return search(rules, hand, target, depth, max_amount, cap)[0]
+
+
+def search(
+    rules: TradecraftRules,
+    hand: Mapping[str, Fraction | int],
+    target: Mapping[str, int],
+    depth: int = 4,
+    max_amount: int = 4,
+    cap: int = 3000,
+) -> Found:
+    """`craft_plan` with whether a None is decided (the search ran out of depth, not of `cap`)."""
     goal = tuple(sorted(target.items()))
     return _shortest(rules, _hand(hand), goal, depth, max_amount, cap)
 
@@ -189,7 +202,8 @@ def min_trades(
     depth: int = 4,
 ) -> int | None:
     """Fewest item kinds (all the other holds of each) that `own` needs to make `target` (§2.4's
-    trading steps, [I] one kind per trade); None if even all of them do not suffice."""
+    trading steps, [I] one kind per trade); None if even all of them do not suffice, or if a
+    smaller choice went undecided (the state cap), so that the answer is never overstated."""
     useful = relevant(rules, list(target), depth) | {i for i in other if rules.fuel_units(i)}
     kinds = sorted(i for i in other if i in useful)
     for size in range(len(kinds) + 1):
@@ -197,8 +211,11 @@ def min_trades(
             hand = dict(own)
             for item in chosen:
                 hand[item] = hand.get(item, 0) + other[item]
-            if chain_length(rules, hand, target, depth) is not None:
+            plan, decided = search(rules, hand, target, depth)
+            if plan is not None:
                 return size
+            if not decided:
+                return None
     return None
 
 
@@ -207,12 +224,13 @@ def jointly_craftable(
     union: Mapping[str, int],
     targets: Sequence[Mapping[str, int]],
     depth: int,
-    cap: int = 1000,
-) -> bool:
-    """Whether the union of hands makes every target at once (§2.4: "not guaranteed"), as far as
-    the search sees: False also when `depth` or the `cap` of visited states cuts it short."""
+    cap: int = 5000,
+) -> bool | None:
+    """Whether the union of hands makes every target at once (§2.4: "not guaranteed") within
+    `depth` crafts; None when the `cap` of visited states leaves it undecided."""
     goal: dict[str, int] = {}
     for target in targets:
         for item, n in target.items():
             goal[item] = goal.get(item, 0) + n
-    return craft_plan(rules, union, goal, depth, cap=cap) is not None
+    plan, decided = search(rules, union, goal, depth, cap=cap)
+    return True if plan is not None else (False if decided else None)
