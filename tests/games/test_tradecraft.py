@@ -265,16 +265,40 @@ def test_default_turn_limit_and_scoring_options() -> None:
 
 
 def test_bad_options_are_refused() -> None:
-    for kwargs in ({"instance": 10}, {"max_turn": 0}, {"scoring": "x"}, {"first_proposer": 2}):
+    for kwargs in ({"instance": 40}, {"max_turn": 0}, {"scoring": "x"}, {"first_proposer": 2}):
         with pytest.raises(StratagemError):
             TradecraftGame(**kwargs)
 
 
-@pytest.mark.parametrize("instance", range(10))
+@pytest.mark.parametrize("instance", range(40))
 def test_every_instance_loads(instance: int) -> None:
     game = TradecraftGame(instance=instance)
     obs = game.initial_state().observation(0)
     assert obs.hands == game.hands and len(obs.target) == 1
+
+
+def test_the_study_set_is_the_published_ten_then_the_generated() -> None:
+    """seed-002 §2.4, §3.3: instances 0-9 are the published ones, verbatim; `tradecraft/*` plays
+    the first 20 of 40; the shipped file is what its script writes."""
+    import importlib.util
+    from pathlib import Path
+
+    from stratagem.games import settings_data
+    from stratagem.games.catalog import expand_settings, get_game
+    from stratagem.games.tradecraft_rules import load_rules
+
+    shipped = settings_data.settings("tradecraft-instances")
+    published = load_rules().instances_1v1()
+    assert [dict(s) for s in shipped[:10]] == published
+    assert expand_settings("tradecraft/*") == [f"tradecraft/{k}" for k in range(20)]
+    assert get_game("tradecraft/25").hands == TradecraftGame(instance=25).hands
+    script = Path(__file__).resolve().parents[2] / "scripts" / "tradecraft_instances.py"
+    spec = importlib.util.spec_from_file_location("tradecraft_instances_script", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (Path(settings_data.__file__).parent / "data" / "tradecraft-instances.json").read_text()
+    assert module.render() == text
 
 
 # -- properties ---------------------------------------------------------------------------------

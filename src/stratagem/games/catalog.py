@@ -30,7 +30,8 @@ from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
 from stratagem.games.magic_dilemma import magic_npd3
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.public_good import magic_public_good
-from stratagem.games.tradecraft import TradecraftGame
+from stratagem.games.tradecraft import DEFAULT_MAX_TURN, TradecraftGame
+from stratagem.games.tradecraft import INSTANCES as TRADECRAFT_INSTANCES
 from stratagem.games.ultimatum import UltimatumGame
 from stratagem.games.undercover import UndercoverGame
 
@@ -161,6 +162,17 @@ def _ba3_alt() -> NormalFormGame:
 # -- games of other families ---------------------------------------------------------------------
 
 
+def _tradecraft(
+    setting: int = 0,
+    max_turn: int = DEFAULT_MAX_TURN,
+    scoring: str = "game_init",
+    first_proposer: int = 0,
+    fuel_per_craft: str | int = "1/8",
+) -> TradecraftGame:
+    # seed-002 §2.4, §3.3: `tradecraft/<k>` is instance k of the 40-instance study set.
+    return TradecraftGame(setting, max_turn, scoring, first_proposer, fuel_per_craft)
+
+
 def _ultimatum(pie: int = 100) -> UltimatumGame:
     return UltimatumGame(pie)
 
@@ -266,7 +278,7 @@ def _entries() -> list[CatalogEntry]:
         ),
         CatalogEntry(
             "tradecraft", TradecraftGame().description(), "seed-002 §2", "seed-002",
-            TradecraftGame,
+            _tradecraft, settings=TRADECRAFT_INSTANCES,
         ),
         CatalogEntry(
             "ultimatum", _ultimatum().description(),
