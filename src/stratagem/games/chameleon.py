@@ -42,6 +42,7 @@ from stratagem.games.social_deduction import (
     Outcome,
     Result,
     ballots_of,
+    cast_votes,
     check_max_chars,
     check_seat,
     check_text,
@@ -311,14 +312,8 @@ class ChameleonState(State):
             nxt, events = super().forfeit(actions)  # a clue's fallback, or plain `apply`
             assert isinstance(nxt, ChameleonState)
             return nxt, events
-        if set(actions) != set(self.to_act()):
-            raise IllegalAction(
-                f"expected actions from players {list(self.to_act())}, got {sorted(actions)}"
-            )
-        given = {p: self.legal(p).validate(a) for p, a in actions.items() if a is not None}
-        if phase == VOTE:
-            return self._vote({p: seat_of(str(a)) for p, a in given.items()})
-        return self._guess(None)
+        votes = cast_votes(self, actions)  # in the guess phase: checks who acts, casts none
+        return self._vote(votes) if phase == VOTE else self._guess(None)
 
     def _next(self, actions: Mapping[int, Action]) -> tuple[ChameleonState, list[Event]]:
         phase = self.phase

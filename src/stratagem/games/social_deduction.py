@@ -26,8 +26,8 @@ from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.games import chat
-from stratagem.games.base import Event
-from stratagem.games.spaces import Choice
+from stratagem.games.base import Event, State
+from stratagem.games.spaces import Action, Choice, IllegalAction
 
 SEATS: tuple[str, ...] = ("Player 1", "Player 2", "Player 3")
 """seed-004 §2: players "Player 1..3", speaking in this order every round."""
@@ -137,6 +137,18 @@ def plurality(ballots: Sequence[int | None]) -> int | None:
 def tally(ballots: Sequence[int | None]) -> tuple[int, ...]:
     """Votes received by each seat."""
     return tuple(sum(1 for b in ballots if b == seat) for seat in range(N_SEATS))
+
+
+def cast_votes(state: State, actions: Mapping[int, Action | None]) -> dict[int, int]:
+    """The votes of a vote step in which seats whose reply stayed invalid (None) abstain: each
+    cast one checked by the voter's space, as the seat it names."""
+    if set(actions) != set(state.to_act()):
+        raise IllegalAction(
+            f"expected actions from players {list(state.to_act())}, got {sorted(actions)}"
+        )
+    return {
+        p: seat_of(str(state.legal(p).validate(a))) for p, a in actions.items() if a is not None
+    }
 
 
 def ballots_of(votes: Mapping[int, int]) -> tuple[int | None, ...]:

@@ -38,6 +38,7 @@ from stratagem.games.social_deduction import (
     Outcome,
     Result,
     ballots_of,
+    cast_votes,
     check_max_chars,
     check_seat,
     check_text,
@@ -261,12 +262,7 @@ class UndercoverState(State):
             nxt, events = super().forfeit(actions)  # a clue's fallback, or plain `apply`
             assert isinstance(nxt, UndercoverState)
             return nxt, events
-        if set(actions) != set(self.to_act()):
-            raise IllegalAction(
-                f"expected actions from players {list(self.to_act())}, got {sorted(actions)}"
-            )
-        given = {p: self.legal(p).validate(a) for p, a in actions.items() if a is not None}
-        return self._vote({p: seat_of(str(a)) for p, a in given.items()})
+        return self._vote(cast_votes(self, actions))
 
     def _next(self, actions: Mapping[int, Action]) -> tuple[UndercoverState, list[Event]]:
         if self.phase == VOTE:
