@@ -1,12 +1,10 @@
 """The tools a TradeCraft player may call (seed-002 §2.6, §13.2): `item_info` and
-`possible_recipes_from_hand` in any phase, and the craft phase's two-step flow
-`craft_recipe_check` / `craft_recipe_apply` / `craft_done` (§2.3).
+`possible_recipes_from_hand` in any phase; in the craft phase the two-step flow
+`craft_recipe_check` / `craft_recipe_apply`, then `craft_done` (§2.3).
 
-Every answer is text for the model (or the person at the terminal), built only from the rules
-module's exact checks: a tool never decides legality itself, so what a tool accepts the game
-accepts (`CraftBench.action` is the craft phase's action text). Arguments are untrusted model
-output: any shape is answered with an error text, never an exception, and nothing but a passed
-check followed by apply changes the bench's hand.
+Answers are text built from the rules module's exact checks, so what a tool accepts the game
+accepts (`CraftBench.action` is the craft move). Arguments are untrusted model output: any shape
+gets an error answer, never an exception, and only a passed check then apply changes a hand.
 """
 
 from __future__ import annotations
@@ -69,9 +67,7 @@ CRAFT_CHECK = Tool(
     },
 )
 CRAFT_APPLY = Tool("craft_recipe_apply", "Apply the last craft that passed craft_recipe_check.")
-CRAFT_DONE = Tool(
-    "craft_done", "Finish crafting for this turn; fractional amounts are then rounded down."
-)
+CRAFT_DONE = Tool("craft_done", "Finish crafting this turn; fractions are then rounded down.")
 INFO_TOOLS: tuple[Tool, ...] = (ITEM_INFO, POSSIBLE_RECIPES)
 CRAFT_TOOLS: tuple[Tool, ...] = (CRAFT_CHECK, CRAFT_APPLY, CRAFT_DONE)
 
@@ -149,8 +145,7 @@ def _assignment(
     used: dict[str, Fraction] = {}
 
     def take(item: str, want: Fraction) -> Fraction:
-        got = min(left.get(item, Fraction(0)), want)
-        if got > 0:
+        if (got := min(left[item], want)) > 0:
             left[item] -= got
             used[item] = used.get(item, Fraction(0)) + got
         return got
@@ -165,7 +160,7 @@ def _assignment(
         for item in sorted(left, key=lambda i: (-rules.fuel_units(i), i)):
             if rules.fuel_units(item) and units > 0:
                 units -= take(item, units / rules.fuel_units(item)) * rules.fuel_units(item)
-    return used if rules.accepts(recipe, used, amount) else None
+    return dict(sorted(used.items())) if rules.accepts(recipe, used, amount) else None
 
 
 def possible_recipes(rules: TradecraftRules, hand: Mapping[str, Fraction | int]) -> str:
@@ -178,12 +173,9 @@ def possible_recipes(rules: TradecraftRules, hand: Mapping[str, Fraction | int])
     lines = []
     for recipe in found[:RECIPES_CAP]:
         amount = recipe.count if rules.can_make(recipe, held, recipe.count) else 1
-        inputs = _assignment(rules, recipe, held, amount)
-        if inputs is None:
-            lines.append(recipe_text(rules, recipe))
-        else:
-            text = f"{amount} {_short(recipe.output)} from {describe(dict(sorted(inputs.items())))}"
-            lines.append(f"{recipe.id}: {text}")
+        used = _assignment(rules, recipe, held, amount)
+        made = f"{recipe.id}: {amount} {_short(recipe.output)}"
+        lines.append(f"{made} from {describe(used)}" if used else recipe_text(rules, recipe))
     lines += [""] * (len(found) - len(lines))  # counted by "... and N more", never computed
     return "\n".join(_listing("you can craft", lines, RECIPES_CAP))
 
@@ -207,7 +199,7 @@ def _amount(value: Any) -> Fraction:
         raise ValueError(f"not an amount: {str(value)[:40]!r}")
     amount = to_fraction(value)
     if abs(amount) > MAX_AMOUNT or amount.denominator > MAX_AMOUNT:
-        raise ValueError(f"amount out of range: {value!r}")
+        raise ValueError(f"amount out of range: {str(value)[:40]}")
     return amount
 
 
@@ -216,8 +208,7 @@ def _items(raw: Any, what: str) -> dict[str, Fraction]:
         raise ValueError(f"{what} must be an object of 1 to {MAX_ITEMS} item: amount pairs")
     out: dict[str, Fraction] = {}
     for name, value in raw.items():
-        item = item_name(name)
-        if len(item) > MAX_NAME:
+        if len(item := item_name(name)) > MAX_NAME:
             raise ValueError(f"item name over {MAX_NAME} characters")
         if item in out:
             raise ValueError(f"{item} is listed twice in the {what}")
@@ -243,10 +234,8 @@ class CraftBench:
         self._passed: Craft | None = None
 
     def _closed(self) -> ToolAnswer | None:
-        if self.done:
-            self.errors += 1
-            return _failed("finished", "crafting is already finished for this turn")
-        return None
+        self.errors += self.done  # a step after craft_done is an error too
+        return _failed("finished", "crafting is already finished this turn") if self.done else None
 
     def check(self, inputs: Any, output: Any) -> ToolAnswer:
         """§2.3 craft_recipe_check: code 0, 1 or 2 with the reason; remembers a passed recipe."""
@@ -270,11 +259,8 @@ class CraftBench:
             tuple(sorted(given.items())), tuple((i, int(n)) for i, n in sorted(wanted.items()))
         )
         assert result.recipe is not None
-        return ToolAnswer(
-            f"code 0 (ok): recipe {result.recipe.id} makes {describe(wanted)} from "
-            f"{describe(given)}; call craft_recipe_apply to apply it",
-            True,
-        )
+        made = f"recipe {result.recipe.id} makes {describe(wanted)} from {describe(given)}"
+        return ToolAnswer(f"code 0 (ok): {made}; call craft_recipe_apply to apply it", True)
 
     def apply(self) -> ToolAnswer:
         """§2.3 craft_recipe_apply: the last checked recipe, if it passed and still fits."""
@@ -291,11 +277,8 @@ class CraftBench:
         # it still fits: the hand changes only here, and every apply clears the passed check
         self.hand = apply_craft(self.hand, inputs, output)
         self.crafts.append(passed.as_json())
-        return ToolAnswer(
-            f"applied: {describe(output)} from {describe(inputs)}; "
-            f"your hand is now {describe(self.hand)}",
-            True,
-        )
+        text = f"applied: {describe(output)} from {describe(inputs)}; your hand is now "
+        return ToolAnswer(text + describe(self.hand), True)
 
     def finish(self) -> ToolAnswer:
         """§2.3 craft_done: the hand is floored and fractional leftovers are lost."""
@@ -306,11 +289,8 @@ class CraftBench:
         floored = floor_hand(self.hand)
         lost = {i: a - floored.get(i, 0) for i, a in self.hand.items() if a != floored.get(i, 0)}
         loss = f"lost to flooring: {describe(lost)}" if lost else "nothing is lost to flooring"
-        return ToolAnswer(
-            f"crafting finished ({len(self.crafts)} crafts); your hand will be "
-            f"{describe(floored)}; {loss}",
-            True,
-        )
+        text = f"crafting finished ({len(self.crafts)} crafts); your hand will be "
+        return ToolAnswer(f"{text}{describe(floored)}; {loss}", True)
 
     def action(self) -> str:
         """The CraftSpace action text for the applied crafts (its canonical form)."""
@@ -354,7 +334,7 @@ def run_tool(
     if not isinstance(arguments, Mapping):
         return _failed("bad_arguments", f"{name}: arguments must be an object")
     allowed = set(tool.parameters.get("properties", {}))
-    extra = sorted(str(k)[:40] for k in arguments if k not in allowed)
+    extra = sorted(str(k)[:40] for k in arguments if k not in allowed)[:5]
     missing = sorted(set(tool.parameters.get("required", ())) - set(arguments))
     if extra or missing:
         problem = f"unknown arguments {extra}" if extra else f"missing arguments {missing}"
