@@ -16,7 +16,7 @@ from stratagem.errors import StratagemError
 from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.records import Group, TomGame, Values
 
-Key = tuple[str, Group]
+Key = tuple[str, str]
 """(model, group): one cell of Figure 4."""
 
 

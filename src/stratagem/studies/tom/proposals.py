@@ -15,7 +15,7 @@ from stratagem.analysis.bootstrap import check_bootstrap, percentile_interval, r
 from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.records import Group, Items, TomGame, Values
 
-Key = tuple[str, Group]
+Key = tuple[str, str]
 FloatArray = npt.NDArray[np.float64]
 TINY = 1e-12
 """Relative variance below which a slope or correlation is undefined (all x or all y equal)."""

@@ -23,7 +23,7 @@ from stratagem.studies.tom.proposals import value_of
 from stratagem.studies.tom.records import Group, TomGame
 from stratagem.studies.tom.utility_grid import FloatArray, IntArray, fit_grid
 
-Key = tuple[str, Group]
+Key = tuple[str, str]
 MODEL_NAMES = {0: "U(0)", 1: "U(0,1)", 2: "U(0,1,2)"}
 ORDER: dict[Group, int] = {"V0": 0, "V1": 1, "V2": 2}
 """§6: V0 group → U(0); V1 → U(0,1); V2 → U(0,1,2)."""
