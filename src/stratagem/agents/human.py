@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from stratagem.agents.base import Agent, Decision
 from stratagem.agents.game_prompts import GamePrompter, prompts_for
+from stratagem.agents.human_tools import desk_for
 from stratagem.agents.magic.chat import speaker
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.prompts import Prompter
@@ -36,7 +37,7 @@ Tell = Callable[[str], None]
 
 class HumanPlayer(Agent):
     def __init__(self, game: Game, ask: Ask, tell: Tell, name: str = "human") -> None:
-        self.name = name
+        self.name, self._game = name, game
         self.ask = ask
         self.tell = tell
         prompts = prompts_for(game)
@@ -55,6 +56,9 @@ class HumanPlayer(Agent):
             raise StratagemError("the human seat was asked to act with no move to make")
         self._tell_chat(observation)
         self.tell(self._describe(observation))
+        desk = desk_for(self._game, observation)  # TradeCraft's tools (seed-002 §2.6)
+        if desk is not None:
+            self.tell(desk.help)
         hint = _choices(space)
         attempts = 0
         typed: list[str] = []
@@ -62,6 +66,8 @@ class HumanPlayer(Agent):
             line = await self.ask(f"your move ({hint}): ")
             if line is None:
                 raise StratagemError("the input ended before the game did; it is left unfinished")
+            if desk is not None and (line := desk.take(line, self.tell)) is None:
+                continue  # a tool query, answered: not an attempt at a move
             attempts += 1
             typed.append(line)
             try:
