@@ -141,6 +141,7 @@ def test_run_tool_dispatches_and_refuses_out_of_phase() -> None:
     assert run_tool("item_info", {"item": 5}, RULES, HAND1).error == "bad_arguments"
     assert run_tool("item_info", {"item": "x", "y": 1}, RULES, HAND1).error == "bad_arguments"
     assert run_tool("item_info", {"item": "nope"}, RULES, HAND1).error == "unknown_item"
+    assert len(run_tool("item_info", {"item": "x" * 10_000}, RULES, HAND1).content) < 200
     bench = CraftBench(RULES, HAND1)
     args = {"input": {"oak_planks": "1/2"}, "output": {"stick": 1}}
     assert run_tool("craft_recipe_check", args, RULES, HAND1, bench).ok

@@ -100,10 +100,8 @@ def recipe_text(rules: TradecraftRules, recipe: Recipe) -> str:
         fuel = rules.options.fuel_per_craft  # per `recipe.count` (1) of a cooking output
         plank = rules.fuel_units(PREFIX + "oak_planks")  # §2.2: 1/8 coal = 2/3 of a plank
         parts.append(f"fuel: {amount_text(fuel)} coal or {amount_text(fuel / plank)} planks or ...")
-    return (
-        f"{recipe.id} ({recipe.kind}): {recipe.count} {_short(recipe.output)} from "
-        + " + ".join(parts)
-    )
+    made = f"{recipe.id} ({recipe.kind}): {recipe.count} {_short(recipe.output)}"
+    return f"{made} from {' + '.join(parts)}"
 
 
 def _listing(title: str, lines: list[str], cap: int = LIST_CAP) -> list[str]:
@@ -116,6 +114,8 @@ def _listing(title: str, lines: list[str], cap: int = LIST_CAP) -> list[str]:
 def item_info(rules: TradecraftRules, item: str) -> str:
     """§2.6 item_info: what makes the item, what it makes, its tags and fuel value."""
     name = item_name(item)  # IllegalAction on a non-name; run_tool answers it
+    if len(name) > MAX_NAME:
+        return f"unknown item {name[:MAX_NAME]}...: no recipe makes or uses it"
     if name.startswith(PREFIX + "#"):  # "#planks": a tag, prefixed inside the '#'
         name = "#" + PREFIX + name[len(PREFIX) + 1 :]
     if name.startswith("#"):
@@ -187,7 +187,7 @@ class ToolAnswer:
     error: str | None = None
 
 
-def _failed(error: str, content: str) -> ToolAnswer:
+def _failed(error: str, content: str) -> ToolAnswer:  # error: a short code, e.g. phase_error
     return ToolAnswer(content, False, error)
 
 
@@ -228,9 +228,8 @@ class CraftBench:
         self.rules, self.max_crafts = rules, max_crafts
         self.hand: dict[str, Fraction] = {i: Fraction(a) for i, a in sorted(hand.items()) if a > 0}
         self.crafts: list[dict[str, Any]] = []  # CraftSpace's canonical form, in order
-        self.checks = 0
+        self.checks, self.done = 0, False
         self.errors = 0  # failed checks, and applies without a passed check
-        self.done = False
         self._passed: Craft | None = None
 
     def _closed(self) -> ToolAnswer | None:
