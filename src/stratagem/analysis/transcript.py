@@ -230,6 +230,11 @@ def _event_line(event: EventRecord) -> Line:
     if isinstance(data.get("player"), int) and isinstance(data.get("text"), str):
         # A chat game's utterance (seed-004's clues, votes, proposals): what the chat showed.
         return Line("said", data["player"], f"said ({event.kind}): {data['text']}", seen_by=seen)
+    hands = data.get("hands")
+    if event.kind == "hands" and isinstance(hands, list) and all(map(_is_counts, hands)):
+        # Public holdings after a move (TradeCraft): one short list per seat.
+        held = "; ".join(f"seat {p}: {_counts(h) or 'nothing'}" for p, h in enumerate(hands))
+        return Line("event", event.player, f"hands: {held}", seen_by=seen)
     # A field named like its event ("messages" of a "messages" event) is not named twice.
     fields = ", ".join(
         _value(v) if k == event.kind else f"{k}: {_value(v)}"
@@ -244,8 +249,32 @@ def _belief_line(belief: BeliefRecord) -> Line:
     the other seats."""
     about = "" if belief.about_player is None else f" about seat {belief.about_player}"
     score = "" if belief.score is None else f", score {belief.score:g}"
-    text = f"believed (order {belief.order}{about}{score}): {_value(belief.content)}"
+    content = belief.content
+    if isinstance(content, dict) and _is_counts(content.get("values")):
+        # Item-wise scores (seed-002's V0/V1/V2 reports): "V1 about seat 1 (turn 2, ...): coal 8".
+        when = ", ".join(
+            f"{k} {content[k]}" if k == "turn" else str(content[k])
+            for k in ("turn", "phase")
+            if k in content
+        )
+        when = f" ({when})" if when else ""
+        text = f"reported V{belief.order}{about}{when}: {_counts(content['values']) or 'nothing'}"
+    else:
+        text = f"believed (order {belief.order}{about}{score}): {_value(belief.content)}"
     return Line("belief", belief.player, text, seen_by="no seat (record only)")
+
+
+def _is_counts(value: Any) -> bool:
+    """A mapping of names to numbers (a hand, or item-wise scores)."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+        for k, v in value.items()
+    )
+
+
+def _counts(value: dict[str, Any]) -> str:
+    """Scores or counts as "coal 8, raw_iron 2": names without their namespace."""
+    return ", ".join(f"{k.rpartition(':')[2] or k} {_value(v)}" for k, v in value.items())
 
 
 def excerpt(text: str, max_lines: int = PROMPT_LINES, max_chars: int = 1_500) -> str:

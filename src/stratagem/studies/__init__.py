@@ -2,13 +2,13 @@
 registered in `studies.registry` so the report composes the sections that apply.
 
 Importing this package registers the built-in studies, in the order their sections appear in a
-report: seed-003's counterfactual study, seed-004's MAgIC, then seed-001's thesis.
+report: seed-003's counterfactual study, seed-004's MAgIC, seed-001's thesis, then seed-002's ToM.
 """
 
 from __future__ import annotations
 
 from stratagem.analysis.report import build_report, render_report
-from stratagem.studies import counterfactual, magic, thesis
+from stratagem.studies import counterfactual, magic, thesis, tom
 from stratagem.studies.registry import STUDIES, Study, get_exporter, get_importer, register
 
 __all__ = [
@@ -22,4 +22,5 @@ __all__ = [
     "register",
     "render_report",
     "thesis",
+    "tom",
 ]
