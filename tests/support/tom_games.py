@@ -84,7 +84,7 @@ def play(
                     "domain": domain, "report_errors": [], "failed_orders": failed,
                     "tool_calls": [], "craft_checks": 2 if phase == "craft" else 0,
                     "craft_errors": 1 if phase == "craft" and t == 1 else 0,
-                    "submissions": 1 if phase == "proposal" else 0,
+                    "submissions": 0 if phase == "craft" else 1,
                     "invalid_submissions": 0 if valid[p] else 1, "calls": 1,
                 },
                 round=t,

@@ -145,6 +145,8 @@ def _counts(seat: _Seat | None, decisions: int) -> SeatCounts:
             value = n.get(key, 0)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise _bad(f"tom notes {key}", value)
+            if key in ("submissions", "invalid_submissions") and n.get("phase") != "proposal":
+                continue  # §7's invalid-proposal rate: a decision's replies are no proposals
             totals[key] += value
         if n.get("phase") in ("proposal", "decision"):
             expected += ORDERS.get(str(n.get("group")), 1)
