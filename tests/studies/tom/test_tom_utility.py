@@ -7,6 +7,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pytest
 from tom_builders import game, prop, rep
 
@@ -23,6 +24,7 @@ from stratagem.studies.tom.utility import (
     plain_logistic,
     table1,
 )
+from stratagem.studies.tom.utility_grid import grid_theta, newton, screen, standardise
 
 ITEMS = ("a", "b", "c", "d")
 Rule = Callable[[Sequence[float], Sequence[float]], bool | None]
@@ -111,6 +113,22 @@ def test_planted_second_order_rule_needs_u012() -> None:
     plain = plain_logistic(samples, 2)
     assert isinstance(plain, PlainFit) and plain.f1_mean >= 0.9
     assert plain.coefficients["G2"] > 0 and plain.coefficients["L2"] < 0
+
+
+def test_screen_keeps_the_exhaustive_best() -> None:
+    # U(0,1)'s 1,573 grid rows, screened to 100 by the one-step score, keep the row the
+    # exhaustive batched Newton fit finds best (noisy data: a 20% label flip)
+    samples = decision_samples(planted("V1", self_gain, episodes=6, per=7, seed=5))
+    x = np.array([[s.g[0], s.l[0], s.g[1], s.l[1]] for s in samples])
+    rng = np.random.default_rng(0)
+    y = np.array([s.y for s in samples], dtype=float)
+    y = np.where(rng.random(len(y)) < 0.2, 1 - y, y)
+    th = grid_theta(1)
+    for c in (1.0, 1e6):
+        _, _, every = newton(standardise(th @ x.T)[0], y, c)
+        top = screen(x, y, th, 100)
+        _, _, kept = newton(standardise(th[top] @ x.T)[0], y, c)
+        assert kept.min() == pytest.approx(every.min())
 
 
 def test_inner_cv_selection_runs() -> None:

@@ -8,6 +8,8 @@ only through Ũ, and the first Newton step from β = 0 has a closed form in the 
 its gain is ½·g²/H with g = n·corr(U, y)·sd(y) and H constant over rows (ΣŨ = 0, ΣŨ² = n), so it
 ranks every row by corr(U, y)² without forming U. The best `SCREEN` rows by that step then get
 the full batched Newton fit (exact penalised β, b), and the grid point is picked among them.
+U(0) (11 points) and U(0,1) (1,573) are below `SCREEN`, so only U(0,1,2) is screened; on 36
+noisy planted data sets (C = 1 and 1e6) the screened best equalled the exhaustive best.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def theta(params: FloatArray, order: int) -> FloatArray:
     return np.stack(cols, axis=1)
 
 
-def _standardise(u: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def standardise(u: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Rows of U standardised (§6: Ũ inside the training fold); a constant row becomes 0."""
     mean = u.mean(axis=-1, keepdims=True)
     sd = u.std(axis=-1, keepdims=True)
@@ -133,7 +135,7 @@ def _heldout_loss(
     splits = list(GroupKFold(n_splits=folds).split(x, y, groups))
     for train, test in splits:
         u_tr = th @ x[train].T
-        ut, mean, sd = _standardise(u_tr)
+        ut, mean, sd = standardise(u_tr)
         beta, b, _ = newton(ut, y[train], c)
         u_te = th @ x[test].T
         safe = np.where(sd > 1e-12, sd, 1.0)[:, None]
@@ -174,7 +176,7 @@ def _refine(
 
     def loss(v: FloatArray) -> float:
         u = x @ theta(v[:k], order)[0]
-        ut, _, _ = _standardise(u)
+        ut, _, _ = standardise(u)
         z = v[k] * ut + v[k + 1]
         return float(_objective(z, y, np.asarray(v[k]), c))
 
@@ -200,7 +202,7 @@ def fit_grid(
     params, th = grid(order), grid_theta(order)
     top = screen(x, y, th, SCREEN)
     cand_th = th[top]
-    ut, _, _ = _standardise(cand_th @ x.T)
+    ut, _, _ = standardise(cand_th @ x.T)
     beta, b, obj = newton(ut, y, c)
     if selection == "inner_cv" and len(set(groups.tolist())) >= folds:
         pick = int(np.argmin(_heldout_loss(cand_th, x, y, groups, folds, c)))
@@ -211,7 +213,7 @@ def fit_grid(
     start = params[top[pick]]
     refined = _refine(start, float(beta[pick]), float(b[pick]), x, y, order, c)
     u = x @ theta(refined, order)[0]
-    ut1, mean, sd = _standardise(u)
+    ut1, mean, sd = standardise(u)
     lr = LogisticRegression(solver="lbfgs", C=c).fit(ut1.reshape(-1, 1), y.astype(int))
     names = PARAMS[order]
     return GridFit(
