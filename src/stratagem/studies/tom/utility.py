@@ -134,8 +134,9 @@ Fitter = Callable[[FloatArray, FloatArray, IntArray], Callable[[FloatArray], Flo
 def _cross_validate(
     x: FloatArray, y: FloatArray, groups: IntArray, fit: Fitter, options: TomOptions
 ) -> tuple[list[float], list[str]]:
-    """§6: GroupKFold by episode, macro-F1 per held-out fold (sklearn, zero_division 0). A
-    training fold with one class predicts that class, and says so."""
+    """§6: GroupKFold by episode, macro-F1 per held-out fold (sklearn, zero_division 0, over
+    the classes in the fold's truth or predictions). A training fold with one class predicts
+    that class, and says so."""
     scores: list[float] = []
     notes: list[str] = []
     for k, (train, test) in enumerate(GroupKFold(n_splits=options.folds).split(x, y, groups)):
@@ -199,7 +200,7 @@ def _fit_utility(
         len(y),
         len(set(groups.tolist())),
         float(y.mean()),
-        tuple(notes + cv_notes),
+        tuple(dict.fromkeys(notes + cv_notes)),
     )
 
 
@@ -266,7 +267,7 @@ def _plain_logistic(
         len(y),
         len(set(groups.tolist())),
         float(y.mean()),
-        tuple(notes + cv_notes),
+        tuple(dict.fromkeys(notes + cv_notes)),
     )
 
 
