@@ -196,7 +196,7 @@ def test_table1_one_cell_per_group() -> None:
     start = time.perf_counter()
     out = table1(games)
     elapsed = time.perf_counter() - start
-    # measured: ~0.5-0.7 s for 3 groups x 60 samples on 2 cores (grid built once per process);
+    # measured: 0.6-0.8 s for 3 groups x 60 samples on 2 cores (grid built once per process);
     # reported, never asserted
     print(f"table1: {elapsed:.2f} s")
     assert set(out) == {("m", "V0"), ("m", "V1"), ("m", "V2")}
