@@ -35,6 +35,7 @@ from stratagem.agents.questions import (
     parse_answer,
 )
 from stratagem.agents.strategy_agent import StrategyAgent
+from stratagem.agents.tom.player import TomPlayer
 from stratagem.agents.tool_agent import ToolAgent
 from stratagem.agents.tools import LawyerTool, build_lawyer, nash_advice
 
@@ -72,6 +73,7 @@ __all__ = [
     "Prompter",
     "Question",
     "StrategyAgent",
+    "TomPlayer",
     "ToolAgent",
     "answerer_for",
     "ask_questions",

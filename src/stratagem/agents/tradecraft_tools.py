@@ -44,7 +44,13 @@ ITEM_INFO = Tool(
     "count), the recipes that use it, the tags it belongs to, and its value as fuel.",
     {
         "type": "object",
-        "properties": {"item": {"type": "string", "description": "an item, e.g. minecraft:torch"}},
+        "properties": {
+            "item": {
+                "type": "string",
+                "maxLength": 64,
+                "description": "an item, e.g. minecraft:torch",
+            }
+        },
         "required": ["item"],
     },
 )
@@ -66,6 +72,31 @@ CRAFT_CHECK = Tool(
         "required": ["input", "output"],
     },
 )
+AMOUNT_PATTERN = "^[0-9]{1,3}(/[0-9]{1,3})?$"
+
+
+def held_craft_check(rules: TradecraftRules, hand: Mapping[str, Fraction | int]) -> Tool:
+    """`craft_recipe_check` with its items held to what a craft from `hand` can name: inputs
+    among the hand's items (amounts as "n" or "p/q"), outputs among the recipes craftable from
+    it. For constrained decoding (a grammar cannot leave item names open without letting a
+    small model write names that never end); the check itself is the same."""
+    held = sorted(_short(i) for i, n in hand.items() if n > 0)
+    outputs = sorted({_short(r.output) for r in rules.craftable(dict(hand))})
+    amount = {"type": "string", "pattern": AMOUNT_PATTERN}
+    count = {"enum": list(range(1, 17))}
+    parameters = {
+        "type": "object",
+        "properties": {
+            "input": {"type": "object", "properties": dict.fromkeys(held, amount),
+                      "additionalProperties": False},
+            "output": {"type": "object", "properties": dict.fromkeys(outputs, count),
+                       "additionalProperties": False},
+        },
+        "required": ["input", "output"],
+    }  # fmt: skip
+    return Tool(CRAFT_CHECK.name, CRAFT_CHECK.description, parameters)
+
+
 CRAFT_APPLY = Tool("craft_recipe_apply", "Apply the last craft that passed craft_recipe_check.")
 CRAFT_DONE = Tool("craft_done", "Finish crafting this turn; fractions are then rounded down.")
 INFO_TOOLS: tuple[Tool, ...] = (ITEM_INFO, POSSIBLE_RECIPES)

@@ -133,7 +133,8 @@ class BeliefRecord:
     round: int | None
     player: int
     order: int
-    """Belief order: 1 = what the player believes, 2 = what it believes another believes, ..."""
+    """Order of theory of mind: 0 = about its own situation, 1 = about another player, 2 = what
+    it believes another believes, ... (`agents.base.Belief`)."""
     content: Any
     about_player: int | None = None
     score: float | None = None

@@ -164,13 +164,14 @@ def _ba3_alt() -> NormalFormGame:
 
 def _tradecraft(
     setting: int = 0,
-    max_turn: int = DEFAULT_MAX_TURN,
+    rounds: int = DEFAULT_MAX_TURN,
     scoring: str = "game_init",
     first_proposer: int = 0,
     fuel_per_craft: str | int = "1/8",
 ) -> TradecraftGame:
-    # seed-002 §2.4, §3.3: `tradecraft/<k>` is instance k of the 40-instance study set.
-    return TradecraftGame(setting, max_turn, scoring, first_proposer, fuel_per_craft)
+    # seed-002 §2.4, §3.3: `tradecraft/<k>` is instance k of the 40-instance study set; the
+    # experiment file's `rounds` is the turn limit (§2.7: 15, "study"; 30 as a sensitivity check).
+    return TradecraftGame(setting, rounds, scoring, first_proposer, fuel_per_craft)
 
 
 def _ultimatum(pie: int = 100) -> UltimatumGame:
