@@ -81,7 +81,9 @@ def held_craft_check(rules: TradecraftRules, hand: Mapping[str, Fraction | int])
     it. For constrained decoding (a grammar cannot leave item names open without letting a
     small model write names that never end); the check itself is the same."""
     held = sorted(_short(i) for i, n in hand.items() if n > 0)
-    outputs = sorted({_short(r.output) for r in rules.craftable(dict(hand))})
+    outputs = sorted(
+        {_short(r.output) for r in rules.craftable({i: Fraction(n) for i, n in hand.items()})}
+    )
     amount = {"type": "string", "pattern": AMOUNT_PATTERN}
     count = {"enum": list(range(1, 17))}
     parameters = {
