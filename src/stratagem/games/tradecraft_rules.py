@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -105,6 +106,10 @@ class CraftCheck:
         return self.code == OK
 
 
+AMOUNT_TEXT = re.compile(r"[+-]?\d{1,30}(\.\d{1,30})?(/\d{1,30})?")
+"""An amount written as text: an integer, a decimal or a fraction, of bounded length."""
+
+
 def to_fraction(value: Amount | float | Decimal) -> Fraction:
     """An amount as an exact Fraction: ints, Fractions, "3/8" or "0.125" strings.
 
@@ -117,8 +122,11 @@ def to_fraction(value: Amount | float | Decimal) -> Fraction:
         return Fraction(value)
     if isinstance(value, float):
         return Fraction(Decimal(repr(value)))
+    text = str(value).strip()
+    if not AMOUNT_TEXT.fullmatch(text):  # no exponents: "1e99999999" would build a huge int
+        raise ValueError(f"not an amount: {value!r}")
     try:
-        return Fraction(str(value).strip())
+        return Fraction(text)
     except (ValueError, ZeroDivisionError, InvalidOperation):
         raise ValueError(f"not an amount: {value!r}") from None
 
