@@ -26,7 +26,20 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         # seed-004 §4: 143 games per challenger and architecture, 4 models x 2 architectures.
         ("magic.yaml", 1144),
         ("magic-local.yaml", 26),
+        # seed-002 §10: 4 models x 3 groups x 20 instances = 240 games.
+        ("tom.yaml", 240),
+        ("tom-local.yaml", 12),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:
     assert len(expand(load_config(EXAMPLES / name))) == episodes
+
+
+def test_tom_study_seats_the_focal_agent_first_against_the_baseline() -> None:
+    """seed-002 §3.3: each group's focal agent in seat 0 against the same-model V0 baseline, on
+    the first 20 instances (§12.1) and 15 turns (§2.7) of the study set."""
+    specs = expand(load_config(EXAMPLES / "tom.yaml"))
+    lineups = {tuple(s.seats[i].label for i in (0, 1)) for s in specs}
+    assert lineups == {("tom-v0", "base"), ("tom-v1", "base"), ("tom-v2", "base")}
+    assert {s.game for s in specs} == {f"tradecraft/{k}" for k in range(20)}
+    assert {s.rounds for s in specs} == {15}
