@@ -71,7 +71,7 @@ def test_a_person_plays_tradecraft_with_the_formats_shown(tmp_path: Path) -> Non
                 "--seat", "1=scripted:reject")  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "- hands (hands=[{'minecraft:cherry_planks': 1" in out  # §2: hands are public
+    assert "- hands now: Player 1: 1 cherry_planks, 1 coal" in out  # §2: hands are public
     assert "[Moderator]: Your target is to craft 1 shears." in out
     assert out.count("Your target is") == 1  # the other seat's target stays private
     assert 'your move (a proposal as JSON, e.g. {"offer"' in out

@@ -19,6 +19,7 @@ from stratagem.agents.parsing import ParseError
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation
+from stratagem.games.chat import seat_name
 from stratagem.games.repeated import RepeatedObservation
 from stratagem.games.spaces import (
     Action,
@@ -29,6 +30,7 @@ from stratagem.games.spaces import (
     IntegerRange,
     Shares,
 )
+from stratagem.games.tradecraft_actions import describe
 
 Ask = Callable[[str], Awaitable[str | None]]
 """Show a prompt, return the line typed (None when the input has ended)."""
@@ -112,6 +114,10 @@ class HumanPlayer(Agent):
 
 
 def _plain(event: Event) -> str:
+    hands = event.data.get("hands")
+    if event.kind == "hands" and isinstance(hands, list):  # TradeCraft's public hands
+        shown = "; ".join(f"{seat_name(p)}: {describe(h)}" for p, h in enumerate(hands))
+        return f"- hands now: {shown}"
     details = ", ".join(f"{k}={v}" for k, v in event.data.items() if k != "round")
     return f"- {event.kind} ({details})"
 
