@@ -230,3 +230,13 @@ def test_options_are_checked_and_the_plan_counts_calls():
         from stratagem.games.repeated import RepeatedGame
 
         asyncio.run(agent.act(RepeatedGame(get_game("pd"), 2).initial_state().observation(0)))
+
+
+def test_a_cut_reply_is_not_read_as_its_inner_object_and_raw_newlines_pass():
+    from stratagem.agents.parsing import ParseError
+    from stratagem.agents.tom.reports import first_object
+
+    cut = '{"V0": {"coal": 3, "raw_iron": 1}, "decision": "acc'
+    with pytest.raises(ParseError, match="not valid or not complete"):
+        first_object(cut)
+    assert first_object('Sure: {"decision": "accept", "message": "a\nb"}')["message"] == "a\nb"

@@ -40,19 +40,20 @@ class Reports:
 
 
 def first_object(text: str) -> dict[str, Any]:
-    """The first JSON object in a reply (models wrap JSON in prose or code fences)."""
-    decoder = json.JSONDecoder()
+    """The JSON object a reply starts at its first "{" (models wrap JSON in prose or code
+    fences). Control characters inside strings are let through (a small model writes raw
+    newlines in its message); an object that does not close is an error, never mistaken for the
+    first complete object nested inside it."""
     start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    raise ParseError("no JSON object found in the reply")
+    if start == -1:
+        raise ParseError("no JSON object found in the reply")
+    try:
+        value, _ = json.JSONDecoder(strict=False).raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"the reply's JSON is not valid or not complete ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ParseError("the reply's JSON is not an object")
+    return value
 
 
 def _score(value: Any) -> tuple[int, str | None]:
