@@ -99,8 +99,13 @@ class EpisodeData:
 
     @property
     def agent(self) -> dict[str, Any]:
-        """Seat 0's agent settings as the runner stored them in the spec (empty if imported)."""
+        """Seat 0's agent settings as the runner stored them in the spec: the shorthand's
+        `agent`, or a line-up's first seat (empty if imported or not an LLM seat)."""
         agent = self.spec.get("agent")
+        if agent is None:
+            seats = self.spec.get("seats")
+            first = seats[0] if isinstance(seats, list) and seats else None
+            agent = first.get("agent") if isinstance(first, Mapping) else None
         return dict(agent) if isinstance(agent, Mapping) else {}
 
     @property

@@ -28,7 +28,7 @@ from stratagem.analysis.report_views import (
     make_table,
 )
 from stratagem.errors import StratagemError
-from stratagem.games.catalog import GAMES
+from stratagem.games.catalog import GAMES, split_setting
 
 ARCHITECTURE_NAMES: dict[str, str] = {
     "plain": "Plain LLM",
@@ -43,6 +43,11 @@ UNUSED_SETTINGS: dict[str, set[str]] = {
     "debate": {"max_tool_calls"},
 }
 """Agent settings an architecture ignores, left out of the agents table."""
+FRAMED = frozenset({"plain", "tool", "debate"})
+"""The architectures that take a framing, an output format and a history mode (the thesis' and
+seed-003's prompts); the others' rows show a dash there."""
+FRAMING_SETTINGS = frozenset({"framing", "output", "history"})
+UNFRAMED_UNUSED = frozenset({"max_tool_calls", "max_turns", "memory", "prompting", "questions"})
 
 GLOSSARY: tuple[tuple[str, str], ...] = (
     (
@@ -73,12 +78,14 @@ def methods_section(data: ReportData) -> Section:
     cards = game_cards(data)
     if cards is not None:
         section.blocks.append(Heading("Games"))
-        section.blocks.append(
-            Paragraph(
-                "Each matrix game's payoffs per round: seat 0 chooses a row, seat 1 a column, and "
-                "the cell gives (seat 0's payoff, seat 1's payoff). A higher payoff is better."
+        if any(view.matrix is not None for view in cards.games):
+            section.blocks.append(
+                Paragraph(
+                    "Each matrix game's payoffs per round: seat 0 chooses a row, seat 1 a column, "
+                    "and the cell gives (seat 0's payoff, seat 1's payoff). A higher payoff is "
+                    "better."
+                )
             )
-        )
         section.blocks.append(cards)
     section.blocks.extend(counts_tables(data))
     section.blocks.extend(invalid_blocks(data))
@@ -213,6 +220,9 @@ def agents_table(data: ReportData) -> TableView | None:
         }
         if kind in ("tool", "debate"):  # they always answer in the thesis' JSON (runner)
             agent = {**agent, "output": "json", "history": "prompt"}
+        if kind not in FRAMED:  # the studies' own architectures bring their own prompts
+            agent = {k: v for k, v in agent.items() if k not in FRAMING_SETTINGS}
+            others = {k: v for k, v in others.items() if k not in UNFRAMED_UNUSED}
         arch = ARCHITECTURE_NAMES.get(kind)
         rows.append(
             (
@@ -257,7 +267,7 @@ def game_cards(data: ReportData) -> GameCards | None:
         if name in seen:
             continue
         seen.add(name)
-        entry = GAMES.get(name)
+        entry = GAMES.get(name) or GAMES.get(split_setting(name)[0])  # `tradecraft/3`: its game
         stage = e.stage
         description = entry.description if entry is not None else ""
         if not description and stage is not None:
