@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -217,10 +218,8 @@ def test_options_are_checked_and_the_plan_counts_calls():
         TomAgentOptions(baseline=True, order=1)
     arch = get_architecture("tom")
 
-    class Entry:
-        options = {"order": 1, "max_tool_calls": 2, "max_craft_calls": 4}
-
-    assert arch.calls(Entry(), GAME) == (2 * 3 + 2 * 4) / 4
+    entry = SimpleNamespace(options={"order": 1, "max_tool_calls": 2, "max_craft_calls": 4})
+    assert arch.calls(entry, GAME) == (2 * 3 + 2 * 4) / 4
     assert arch.plays(GAME) is None
     from stratagem.games.catalog import get_game
 

@@ -27,17 +27,16 @@ def test_embedded_model_plays_a_tom_turn_and_the_report_reads_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     options = {"max_tool_calls": 1, "max_craft_calls": 1, "message_chars": 40}
+    focal = {"name": "tom-v1", "kind": "tom", "max_tokens": 200, "max_reasks": 1,
+             "options": {"order": 1, **options}}  # fmt: skip
+    baseline = {"name": "base", "kind": "tom", "max_tokens": 160, "max_reasks": 1,
+                "options": {"baseline": True, **options}}  # fmt: skip
     file = tmp_path / "tom.yaml"
     config = {
         "name": "tom-tiny",
         "output": str(tmp_path / "out"),
         "models": [{"model": "local/gemma-3-270m", "max_concurrency": 1}],
-        "agents": [
-            {"name": "tom-v1", "kind": "tom", "max_tokens": 200, "max_reasks": 1,
-             "options": {"order": 1, **options}},
-            {"name": "base", "kind": "tom", "max_tokens": 160, "max_reasks": 1,
-             "options": {"baseline": True, **options}},
-        ],  # fmt: skip
+        "agents": [focal, baseline],
         "games": ["tradecraft/0"],
         "rounds": [1],
         "lineups": [["tom-v1", "base"]],

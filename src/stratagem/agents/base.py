@@ -29,8 +29,9 @@ class Belief:
 
     `order` is the order of theory of mind: 0 the agent's view of its own situation (seed-002's
     V0, its own item values), 1 what it believes about another player (`about_player`: seed-002's
-    V1, seed-004's F), 2 what it believes another player believes (V2, seed-004's M), and so on; `content` is plain JSON-able data whose shape
-    the architecture documents; `score` an optional number (a probability, a confidence).
+    V1, seed-004's F), 2 what it believes another player believes (V2, seed-004's M), and so on;
+    `content` is plain JSON-able data whose shape the architecture documents; `score` an
+    optional number (a probability, a confidence).
     """
 
     order: int
