@@ -43,3 +43,14 @@ def test_tom_study_seats_the_focal_agent_first_against_the_baseline() -> None:
     assert lineups == {("tom-v0", "base"), ("tom-v1", "base"), ("tom-v2", "base")}
     assert {s.game for s in specs} == {f"tradecraft/{k}" for k in range(20)}
     assert {s.rounds for s in specs} == {15}
+
+
+def test_the_tom_plan_prices_the_growing_conversation() -> None:
+    """The plan of tom-local before any call is paid: every call at `tom`'s token estimate for a
+    4-turn game, not the generic 600 tokens."""
+    from stratagem.experiments.plan import estimate
+
+    config = load_config(EXAMPLES / "tom-local.yaml")
+    specs = expand(config)
+    plan = estimate(iter(specs), len(specs), len(specs), 0, config.models, None)
+    assert plan.calls > 0 and plan.tokens == plan.calls * 2750

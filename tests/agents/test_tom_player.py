@@ -220,6 +220,9 @@ def test_options_are_checked_and_the_plan_counts_calls():
 
     entry = SimpleNamespace(options={"order": 1, "max_tool_calls": 2, "max_craft_calls": 4})
     assert arch.calls(entry, GAME) == (2 * 3 + 2 * 4) / 4
+    # The conversation grows: a call costs more in a longer game (calibrated on tom-local).
+    assert arch.tokens(entry, TradecraftGame(0, max_turn=4)) == 2750
+    assert arch.tokens(entry, TradecraftGame(0, max_turn=15)) > 2 * 2750
     assert arch.plays(GAME) is None
     from stratagem.games.catalog import get_game
 

@@ -37,6 +37,10 @@ class Architecture:
     calls: Callable[[Any, Game], float] = lambda settings, game: 1.0
     """Model calls it makes per decision in a game, at most and re-asks aside, given the entry's
     settings (for a run's plan of what it will spend)."""
+    tokens: Callable[[Any, Game], float | None] = lambda settings, game: None
+    """Tokens one call is expected to cost (prompt and reply) in a game, for a plan made before
+    the results directory has paid calls to average; None: the plan's default. Architectures
+    whose conversation grows with the game say how much."""
     options: type[BaseModel] | None = None
     """The model of the entry's `options` (its own settings), validated when the file is read;
     None: it takes none."""

@@ -6,8 +6,9 @@ and above the file's `confirm` bounds it asks before starting. The numbers are e
 - model calls per episode come from playing each sampled episode's game with a stand-in policy
   (the first legal action) to count each LLM seat's decisions, times what its architecture spends
   per decision (`Architecture.calls`), its self-consistency samples and its questions;
-- tokens per call are the mean of the calls this directory already paid for, or
-  `DEFAULT_TOKENS_PER_CALL` before any;
+- tokens per call are the mean of the calls this directory already paid for; before any, what
+  the seat's architecture expects in its game (`Architecture.tokens`: a conversation that grows
+  with the turns costs more per call), else `DEFAULT_TOKENS_PER_CALL`;
 - dollars use the listed prices (the built-in table and the file's `price` overrides), with
   `INPUT_SHARE` of the tokens as input.
 """
@@ -83,30 +84,31 @@ def estimate(
     even stride across it (every model, agent and game has its share)."""
     stride = max(1, size // SAMPLE)
     sample = list(itertools.islice(specs, 0, None, stride))
-    per_model: dict[str, float] = {}  # by model entry: two entries may share a model string
+    calls_of: dict[str, float] = {}  # by model entry: two entries may share a model string
+    tokens_of: dict[str, float] = {}
     for spec in sample:
-        for seat, calls in _seat_calls(spec):
+        for seat, calls, expected in _seat_calls(spec):
             assert seat.model is not None
-            per_model[seat.model.name] = per_model.get(seat.model.name, 0.0) + calls
+            name = seat.model.name
+            per_call = tokens_per_call or expected or DEFAULT_TOKENS_PER_CALL
+            calls_of[name] = calls_of.get(name, 0.0) + calls
+            tokens_of[name] = tokens_of.get(name, 0.0) + calls * per_call
     scale = remaining / len(sample) if sample else 0.0
-    per_call = tokens_per_call or DEFAULT_TOKENS_PER_CALL
     entries = {m.name: m for m in models}
     usd = 0.0
     unpriced: list[str] = []
-    for name, calls in per_model.items():
+    for name, tokens in tokens_of.items():
         entry = entries[name]
         price = _prices(entry).price(entry.model)
         if price is None:
             unpriced.append(entry.model)
             continue
-        tokens = calls * scale * per_call
-        usd += tokens * (INPUT_SHARE * price.input + (1 - INPUT_SHARE) * price.output) / 1e6
-    calls_total = sum(per_model.values()) * scale
+        usd += tokens * scale * (INPUT_SHARE * price.input + (1 - INPUT_SHARE) * price.output) / 1e6
     return Plan(
         remaining,
         finished,
-        round(calls_total),
-        round(calls_total * per_call),
+        round(sum(calls_of.values()) * scale),
+        round(sum(tokens_of.values()) * scale),
         None if unpriced else usd,
         tuple(sorted(unpriced)),
     )
@@ -119,7 +121,8 @@ def _prices(model: ModelEntry) -> Prices:
     return prices
 
 
-def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float]]:
+def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float, float | None]]:
+    """(seat, model calls, tokens a call is expected to cost or None) for each LLM seat."""
     decisions = _decisions(spec)
     out = []
     for p, seat in enumerate(spec.seats):
@@ -127,13 +130,15 @@ def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float]]:
             continue
         agent = seat.agent
         game = build_game(spec.game, spec.variant, spec.rounds)
-        per_decision = get_architecture(agent.kind).calls(agent, game)
+        architecture = get_architecture(agent.kind)
+        per_decision = architecture.calls(agent, game)
         samples = agent.samples
         if samples == "study":
             stage = game.matrix()
             samples = SEED003_SAMPLES.get(stage.sizes[0], 1) if stage is not None else 1
         asked = QUESTIONS * per_decision if agent.questions and seat.questions else 0.0
-        out.append((seat, decisions[p] * (per_decision * samples + asked)))
+        calls = decisions[p] * (per_decision * samples + asked)
+        out.append((seat, calls, architecture.tokens(agent, game)))
     return out
 
 

@@ -406,6 +406,20 @@ def _calls(settings: Any, game: Game) -> float:
     return (2 * trade + 2 * options.max_craft_calls) / 4
 
 
+PROMPT_TOKENS = 1000
+"""The rules, the target and the first request: what the first call of a game costs."""
+TOKENS_PER_TURN = 700
+"""What a turn adds to a seat's conversation (requests, replies, tool answers). With
+PROMPT_TOKENS, 2,750 tokens a call over 4 turns: tom-local measured 2,746 (829,263 / 302)."""
+
+
+def _tokens(settings: Any, game: Game) -> float:
+    """A call's tokens averaged over a game that runs to its turn limit: the conversation
+    grows by a turn's worth every turn."""
+    turns = game.max_turn if isinstance(game, TradecraftGame) else 1
+    return PROMPT_TOKENS + TOKENS_PER_TURN * (turns + 1) / 2
+
+
 def _plays(game: Game) -> str | None:
     return None if isinstance(game, TradecraftGame) else "it plays TradeCraft (seed-002)"
 
@@ -418,6 +432,7 @@ register(
         _build,
         _plays,
         calls=_calls,
+        tokens=_tokens,
         options=TomAgentOptions,
     )
 )
