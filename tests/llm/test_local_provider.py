@@ -85,6 +85,10 @@ def test_parse_reply_recognises_only_offered_tools() -> None:
     text, calls = parse_reply('{"tool": "other", "arguments": {}}', request)
     assert calls == () and text.startswith("{")
     assert parse_reply(" defect", request) == ("defect", ())
+    # The grammar lets a raw newline into a string; the call is still a call (measured: the
+    # 270M model's item_info calls in TradeCraft), not text to be parsed as the answer.
+    text, calls = parse_reply('{"tool": "get_history", "arguments": {"rounds": "a\nb"}}', request)
+    assert text == "" and calls[0].arguments == {"rounds": "a\nb"}
 
 
 def test_unknown_params_and_missing_files_are_user_errors(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict, deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,26 +97,35 @@ def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
         answers[answer.round].append(
             Line("answer", answer.player, f"answered {answer.question_id}", answer.answer or "")
         )
+    with_move: dict[int | None, dict[int, list[Line]]] = defaultdict(lambda: defaultdict(list))
     for belief in store.beliefs(episode.id):
-        answers[belief.round].append(_belief_line(belief))
+        if _formed_in_move(belief):  # listed under the move it came with (seed-002's reports)
+            with_move[belief.round][belief.player].append(_belief_line(belief))
+        else:
+            answers[belief.round].append(_belief_line(belief))
     rounds = sorted({*calls, *rows, *events, *answers}, key=lambda r: -1 if r is None else r)
     seats = tuple(
         f"seat {p}: {d.get('name', '?')} ({d.get('kind', '?')})"
         for p, d in enumerate(episode.players)
     )
     sections = tuple(
-        Section(r, tuple(_round_lines(calls[r], rows.get(r), events[r]) + answers[r]))
+        Section(r, tuple(_round_lines(calls[r], rows.get(r), events[r], with_move[r]) + answers[r]))
         for r in rounds
     )
     return Transcript(episode, seats, sections)
 
 
 def _round_lines(
-    calls: list[LlmCallRecord], row: RoundRecord | None, events: list[EventRecord]
+    calls: list[LlmCallRecord],
+    row: RoundRecord | None,
+    events: list[EventRecord],
+    with_move: Mapping[int, list[Line]],
 ) -> list[Line]:
     """One round in the order things happened: each seat's calls before the decision they led
-    to (or, in a matrix round, before the round's moves), then what the engine recorded; the
+    to (or, in a matrix round, before the round's moves), then what the engine recorded, with
+    the beliefs a seat reported with its move right under its first move of the round; the
     questions asked after the round last."""
+    unplaced = dict(with_move)
     asked = [c for c in calls if str((c.request or {}).get("purpose", "")).startswith(ASIDE)]
     pending: dict[int | None, deque[LlmCallRecord]] = defaultdict(deque)
     for call in calls:
@@ -139,10 +149,14 @@ def _round_lines(
                 if queue:
                     out += _call_lines(queue.popleft())
         out.append(_event_line(event))
+        if event.kind == "decision" and event.player in unplaced:
+            out += unplaced.pop(event.player)
         if row is not None and decisions and i == decisions[-1]:
             flush()  # calls no decision accounts for (a tool exchange) belong to the moves
             out.append(_round_line(row))
     flush()
+    for lines in unplaced.values():  # a seat with reports but no recorded move
+        out += lines
     for call in asked:
         out += _call_lines(call)
     return out
@@ -242,6 +256,12 @@ def _event_line(event: EventRecord) -> Line:
         if k != "round"
     )
     return Line("event", event.player, f"{event.kind}: {fields}", seen_by=seen)
+
+
+def _formed_in_move(belief: BeliefRecord) -> bool:
+    """A belief that says which phase of the game it was reported in came with a move."""
+    content = belief.content
+    return isinstance(content, Mapping) and "phase" in content and "values" in content
 
 
 def _belief_line(belief: BeliefRecord) -> Line:

@@ -139,6 +139,14 @@ def test_the_transcript_shows_reports_and_hands_turn_by_turn(tmp_path: Path) -> 
     assert "hands: seat 0: cherry_planks 1, coal 1, cobblestone 1" in text
     assert "; seat 1: cobblestone 1, oak_planks 1, raw_copper 2, raw_iron 5" in text
     assert "said (proposal): Player 1 makes a proposal" in text
+    # Each seat's reports sit under the move they came with, before the other seat's move.
+    lines = text.splitlines()
+    v0 = next(i for i, x in enumerate(lines) if "seat 0 reported V0 (turn 1, proposal)" in x)
+    assert "seat 0 played" in "".join(lines[v0 - 3 : v0])
+    later = [i for i, x in enumerate(lines) if "seat 1 reported V0 (turn 1, decision)" in x]
+    proposal = next(i for i, x in enumerate(lines) if "said (proposal)" in x)
+    reply = next(i for i, x in enumerate(lines) if "said (reply)" in x)
+    assert v0 < proposal < later[0] < reply
     store.close()
     page = build_report(tmp_path).read_text(encoding="utf-8")
     assert "reported V1 about seat 1 (turn 1, proposal)" in page

@@ -209,7 +209,7 @@ def reply_complete(request: Request) -> Callable[[str], bool] | None:
         reply = text.strip()
         if reply.startswith("{"):
             try:
-                json.loads(reply)
+                json.loads(reply, strict=False)  # the grammar lets raw newlines into strings
             except json.JSONDecodeError:
                 return False
             return True
@@ -230,7 +230,7 @@ def parse_reply(text: str, request: Request) -> tuple[str, tuple[ToolCall, ...]]
     if not request.tools or not text.startswith("{"):
         return text, ()
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except json.JSONDecodeError:
         return text, ()
     names = {tool.name for tool in request.tools}
