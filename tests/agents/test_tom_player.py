@@ -70,6 +70,8 @@ def test_proposal_reports_v0_v1_v2_as_beliefs_with_the_turn():
     # The secret target is in the system message; the opponent's is nowhere.
     system = client.requests[0].messages[0].content
     assert "shears" in system and "torch" not in system
+    # The move keeps its messages: the system one (first move), the request, the reply.
+    assert [m["role"] for m in decision.messages] == ["system", "user", "assistant"]
 
 
 def test_no_sentence_links_the_reports_to_the_action():

@@ -126,10 +126,11 @@ class TomPlayer(LLMAgent):
     async def act(self, observation: Observation) -> Decision:
         if not isinstance(observation, TradecraftObservation) or observation.legal is None:
             raise StratagemError(f"agent '{self.name}' plays TradeCraft moves only")
+        trace = Trace(len(self._history))  # the move's messages: the system one, if first
         news = self._news(observation)
         if observation.phase == CRAFT:
-            return await self._craft(observation, news)
-        return await self._trade(observation, news)
+            return await self._craft(observation, news, trace)
+        return await self._trade(observation, news, trace)
 
     # -- the conversation -------------------------------------------------------------------------
 
@@ -257,11 +258,10 @@ class TomPlayer(LLMAgent):
 
     # -- proposal and decision (§2.5, §3.2) -------------------------------------------------------
 
-    async def _trade(self, obs: TradecraftObservation, news: str) -> Decision:
+    async def _trade(self, obs: TradecraftObservation, news: str, trace: Trace) -> Decision:
         order, phase, space = self.options.order, obs.phase, obs.legal
         domain = sorted({i for hand in obs.hands for i, n in hand.items() if n > 0})
         other = seat_name(1 - obs.player)
-        trace = Trace(len(self._history))
         tools = INFO_TOOLS if self.options.tools else ()
         chars = self.options.message_chars
         reports: Reports | None = None
@@ -311,14 +311,13 @@ class TomPlayer(LLMAgent):
             )
             for k, values in sorted(reports.values.items())
         )
-        return self._decision(obs, trace, action, note, beliefs)
+        return self._decision(trace, action, note, beliefs)
 
     # -- craft (§2.3, §2.6) -----------------------------------------------------------------------
 
-    async def _craft(self, obs: TradecraftObservation, news: str) -> Decision:
+    async def _craft(self, obs: TradecraftObservation, news: str, trace: Trace) -> Decision:
         hand = obs.hands[obs.player]
         bench = CraftBench(self.game.rules, hand)
-        trace = Trace(len(self._history))
         idle = self.options.skip_idle_crafts and not self.game.rules.craftable(
             {i: bench.hand[i] for i in bench.hand}
         )
@@ -341,7 +340,7 @@ class TomPlayer(LLMAgent):
         note = self._note(
             obs, trace, craft_checks=bench.checks, craft_errors=bench.errors, idle=idle
         )
-        return self._decision(obs, trace, bench.action(), note)
+        return self._decision(trace, bench.action(), note)
 
     # -- what is kept -----------------------------------------------------------------------------
 
@@ -358,7 +357,6 @@ class TomPlayer(LLMAgent):
 
     def _decision(
         self,
-        obs: TradecraftObservation,
         trace: Trace,
         action: str | None,
         note: dict[str, Any],
