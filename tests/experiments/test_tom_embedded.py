@@ -8,19 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.cli import cli
 
-from stratagem.cli import main
 from stratagem.experiments.runner import STORE_FILE
 from stratagem.experiments.store import ResultStore
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, capsys.readouterr().out
 
 
 def test_embedded_model_plays_a_tom_turn_and_the_report_reads_it(
@@ -42,7 +33,7 @@ def test_embedded_model_plays_a_tom_turn_and_the_report_reads_it(
         "lineups": [["tom-v1", "base"]],
     }
     file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    code, out = cli(capsys, "run", str(file), "--no-progress")
+    code, out, _ = cli(capsys, "run", str(file), "--no-progress")
     assert code == 0, out
     assert "1 played, 0 failed" in out
     with ResultStore(tmp_path / "out" / STORE_FILE) as store:
@@ -58,7 +49,7 @@ def test_embedded_model_plays_a_tom_turn_and_the_report_reads_it(
     assert {n.data["group"] for n in notes if n.player == 0} == {"V1"}
 
     report = tmp_path / "report.html"
-    code, out = cli(capsys, "report", str(tmp_path / "out"), "--out", str(report))
+    code, out, _ = cli(capsys, "report", str(tmp_path / "out"), "--out", str(report))
     assert code == 0, out
     html = report.read_text(encoding="utf-8")
     assert "Theory of mind" in html and "KL" in html
