@@ -31,16 +31,7 @@ def _hand(hand: Mapping[str, Fraction | int]) -> Hand:
 
 def relevant(rules: TradecraftRules, goal: Sequence[str], depth: int) -> frozenset[str]:
     """Items that can feed the goal's items within `depth` crafts (the goal included)."""
-    seen, frontier = set(goal), set(goal)
-    for _ in range(depth):
-        nxt: set[str] = set()
-        for item in frontier:
-            for recipe in rules.recipes_for(item):
-                for slot in recipe.slots:
-                    nxt |= slot.items
-        frontier = nxt - seen
-        seen |= nxt
-    return frozenset(seen)
+    return frozenset(goal) | rules.feeders(goal, depth)
 
 
 def steps(

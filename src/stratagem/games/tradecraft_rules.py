@@ -182,6 +182,25 @@ class TradecraftRules:
         """Recipes with a slot that accepts `item` (fuel use aside), for item_info (§2.6)."""
         return self.by_input.get(item, ())
 
+    def feeders(self, goal: Iterable[str], depth: int, fuel: bool = False) -> frozenset[str]:
+        """Items that can feed the `goal` items within `depth` single-step crafts (a goal item
+        only when a chain leads back to it). `fuel`: a cooking step's fuel items count too, as
+        leaves (nobody crafts a crossbow to burn it)."""
+        goal = set(goal)
+        found: set[str] = set()
+        frontier = set(goal)
+        for _ in range(depth):
+            nxt: set[str] = set()
+            for out in frontier:
+                for recipe in self.recipes_for(out):
+                    for slot in recipe.slots:
+                        nxt |= slot.items
+                    if fuel and recipe.fuel:
+                        found |= self.fuel.keys()
+            frontier = nxt - found - goal
+            found |= nxt
+        return frozenset(found)
+
     def fuel_units(self, item: str) -> Fraction:
         """Fuel units one item gives (1/8 smelts one item; 0 if it does not burn)."""
         count = self.fuel.get(item)

@@ -32,19 +32,7 @@ def rules_relevance(rules: TradecraftRules, depth: int = 3) -> Relevance:
 
     @cache
     def feeds(item: str) -> frozenset[str]:
-        found: set[str] = set()
-        frontier = {item}
-        for _ in range(depth):
-            nxt: set[str] = set()
-            for out in frontier:
-                for recipe in rules.recipes_for(out):
-                    for slot in recipe.slots:
-                        nxt |= slot.items
-                    if recipe.fuel:  # §2.2: cooking also burns fuel, a leaf: nobody crafts
-                        found |= rules.fuel.keys()  # a crossbow to burn it
-            frontier = nxt - found - {item}
-            found |= nxt
-        return frozenset(found)
+        return rules.feeders([item], depth, fuel=True)
 
     def relevant(target: Items, domain: Sequence[str]) -> set[str]:
         inputs = frozenset().union(*(feeds(t) for t in target))

@@ -151,14 +151,18 @@ def _cross_validate(
     return scores, notes
 
 
-def _check(x: FloatArray, y: FloatArray, groups: IntArray, options: TomOptions) -> str | None:
-    """Why no fit is possible, or None."""
+def _inputs(
+    samples: Sequence[DecisionSample], order: int, options: TomOptions
+) -> tuple[FloatArray, FloatArray, IntArray, list[str]] | str:
+    """(features, decisions, episode groups, notes) of a fit, or why no fit is possible."""
+    x, y, groups, dropped = _arrays(samples, order)
     episodes = len(set(groups.tolist()))
     if episodes < options.folds:
         return f"{episodes} episode(s) with decisions, fewer than {options.folds} folds"
     if len(np.unique(y)) < 2:
         return f"all {len(y)} decisions are y={int(y[0])}: nothing to separate"
-    return None
+    notes = [f"{dropped} sample(s) without V0..V{order} left out"] if dropped else []
+    return x, y, groups, notes
 
 
 def fit_utility(
@@ -174,11 +178,10 @@ def fit_utility(
 def _fit_utility(
     samples: Sequence[DecisionSample], order: int, options: TomOptions
 ) -> UtilityFit | str:
-    x, y, groups, dropped = _arrays(samples, order)
-    notes: list[str] = [f"{dropped} sample(s) without V0..V{order} left out"] if dropped else []
-    why = _check(x, y, groups, options)
-    if why is not None:
-        return why
+    inputs = _inputs(samples, order, options)
+    if isinstance(inputs, str):
+        return inputs
+    x, y, groups, notes = inputs
 
     def fitter(xt: FloatArray, yt: FloatArray, gt: IntArray) -> Callable[[FloatArray], FloatArray]:
         model = fit_grid(
@@ -236,11 +239,10 @@ def plain_logistic(
 def _plain_logistic(
     samples: Sequence[DecisionSample], order: int, options: TomOptions
 ) -> PlainFit | str:
-    x, y, groups, dropped = _arrays(samples, order)
-    notes: list[str] = [f"{dropped} sample(s) without V0..V{order} left out"] if dropped else []
-    why = _check(x, y, groups, options)
-    if why is not None:
-        return why
+    inputs = _inputs(samples, order, options)
+    if isinstance(inputs, str):
+        return inputs
+    x, y, groups, notes = inputs
 
     def fit_raw(
         xt: FloatArray, yt: FloatArray
