@@ -1,9 +1,10 @@
 """Run an experiment: expand the grid, play every unfinished episode, record everything at once.
 
-Every round, model call and invalid output goes to the store the moment it exists, and every model
-answer goes to the response cache before the round is recorded. So a run killed at any point resumes
-by running the same command again: finished episodes are skipped, and interrupted ones are replayed
-from their start, their earlier calls answered by the cache for free.
+Every round, model call and invalid output goes to the store as it happens, committed with the
+rest of its event-loop turn (`commits`), and every model answer goes to the response cache before
+its round is stored. So a run killed at any point resumes by running the same command again:
+finished episodes are skipped, and interrupted ones are replayed from their start, their earlier
+calls answered by the cache for free.
 
 One run writes a results directory at a time (`WriterLock`), and a file whose named entries
 changed since the stored run is refused unless forced (`drift`), so results are never mixed.
@@ -30,6 +31,7 @@ from rich.table import Column
 
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
+from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.drift import changed_settings
 from stratagem.experiments.episode import play_episode
@@ -268,7 +270,7 @@ class Runner:
             progress.advance(task)
 
         try:
-            with progress:
+            with progress, TurnCommits(cache, store):
                 await self.executor.run(todo, play, self.config.concurrency, stop)
         finally:
             for client in clients.values():

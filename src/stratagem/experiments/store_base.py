@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from os import PathLike
 from pathlib import Path
@@ -88,6 +88,11 @@ class StoreConnection:
         self._grouped = False
         self._memo: dict[tuple[str, str], Any] = {}
         """Within one `transaction`: each episode's row and next sequence numbers, read once."""
+        self._on_open: Callable[[], None] | None = None
+        """Group commit (`defer_commits`): called when a write opens the shared transaction."""
+        self._shared_open = False
+        self._broken: StratagemError | None = None
+        """A failed group commit: every later write raises it."""
         try:
             self._open(memory)
         except sqlite3.DatabaseError as exc:
@@ -120,6 +125,34 @@ class StoreConnection:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
+        """Group commit: while `on_open` is set, the writes made outside any transaction join one
+        shared transaction, each under a savepoint of its own (so each is still all or none),
+        and `on_open` is called as a write opens it; `commit` ends it. The runner commits once
+        per event-loop turn, where a commit for every write cost more CPU than the writes.
+        Setting None commits what is open."""
+        self._on_open = on_open
+        if on_open is None:
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit the shared transaction, if one is open. If that fails, its writes are lost:
+        the failure is raised, here and by every later write."""
+        with self._lock:
+            if not self._shared_open:
+                return
+            self._shared_open = False
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                self._broken = StratagemError(
+                    f"{self.path}: a commit failed ({exc}); the writes since the one before "
+                    "are lost, so nothing more is written"
+                )
+                raise self._broken from None
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> StratagemError:
         return StratagemError(damage_message(self.path, exc))
@@ -173,42 +206,61 @@ class StoreConnection:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One transaction: all its writes happen, or none. Nested use becomes a savepoint."""
+        """One transaction: all its writes happen, or none. Nested use becomes a savepoint, and
+        so does every write while commits are deferred (`defer_commits`)."""
         with self._lock, self._reporting():
             conn = self._conn
             if self._depth and self._grouped:
                 yield conn
                 return
             if self._depth:
-                name = f"sp{self._depth}"
-                conn.execute(f"SAVEPOINT {name}")
-                self._depth += 1
-                try:
+                with self._savepoint(f"sp{self._depth}"):
                     yield conn
-                except BaseException:
-                    conn.execute(f"ROLLBACK TO {name}")
-                    conn.execute(f"RELEASE {name}")
-                    raise
-                else:
-                    conn.execute(f"RELEASE {name}")
-                finally:
-                    self._depth -= 1
+                return
+            if self._broken is not None:
+                raise self._broken
+            if self._on_open is not None:
+                if not self._shared_open:
+                    conn.execute("BEGIN IMMEDIATE")
+                    self._shared_open = True
+                    self._on_open()
+                with self._savepoint("write"):
+                    yield conn
                 return
             conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
                 yield conn
             except BaseException as exc:
-                if is_damage(exc):  # the rollback may meet the same damage: report the first
-                    with suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-                else:
-                    conn.execute("ROLLBACK")
+                self._roll_back(exc, "ROLLBACK")
                 raise
             else:
                 conn.execute("COMMIT")
             finally:
                 self._depth = 0
+
+    @contextmanager
+    def _savepoint(self, name: str) -> Iterator[None]:
+        conn = self._conn
+        conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException as exc:
+            self._roll_back(exc, f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    def _roll_back(self, exc: BaseException, statement: str) -> None:
+        if is_damage(exc):  # the rollback may meet the same damage: report the first
+            with suppress(sqlite3.Error):
+                self._conn.execute(statement)
+        else:
+            self._conn.execute(statement)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock, self._reporting():

@@ -12,6 +12,8 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -68,6 +70,8 @@ class ResponseCache:
             raise StratagemError(f"{self.path}: cannot open the response cache ({exc})") from None
         self._conn = conn
         self._lock = threading.Lock()
+        self._on_open: Callable[[], None] | None = None
+        self._open = False
         try:
             if not memory:
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -110,6 +114,10 @@ class ResponseCache:
         stored = response.to_json()
         stored["cached"] = False
         with self._lock:
+            if self._on_open is not None and not self._open:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._open = True
+                self._on_open()
             self._conn.execute(
                 "INSERT OR IGNORE INTO responses (key, model, request, response, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -121,6 +129,30 @@ class ResponseCache:
                     datetime.now(UTC).isoformat(timespec="seconds"),
                 ),
             )
+
+    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
+        """Group commit: while `on_open` is set, puts join one transaction, `on_open` is called
+        as the first opens it, and `commit` ends it (one commit per event-loop turn in a run).
+        Setting None commits what is open."""
+        self._on_open = on_open
+        if on_open is None:
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit the puts deferred so far, if any."""
+        with self._lock:
+            if not self._open:
+                return
+            self._open = False
+            try:
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise StratagemError(
+                    f"{self.path}: a commit failed ({exc}); the answers since the one before "
+                    "were not cached"
+                ) from None
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

@@ -1,0 +1,74 @@
+"""Group commit for a run: one commit per event-loop turn instead of one per write.
+
+A run's writes (each model call, each step of each episode, each answer cached) used to commit
+one by one: at hundreds of episodes in flight the commits were the largest single cost in the
+runner (benchmarks/throughput.py). Under `TurnCommits` the store and the response cache defer
+their commits (`defer_commits`): the writes of one turn of the event loop share one transaction,
+committed at the start of the next turn, the cache first, so an answer is never in the store
+without being in the cache. Each write is still all or none, a step still whole.
+
+What a kill can lose grows from nothing to the writes of the last turn (milliseconds, the calls
+answered in it among them), beside the calls in flight, which a kill loses either way. Leaving the
+block, by any path (Ctrl-C, an error), commits what is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from types import TracebackType
+from typing import Protocol
+
+from stratagem.errors import StratagemError
+
+
+class Deferrable(Protocol):
+    def defer_commits(self, on_open: Callable[[], None] | None) -> None: ...
+
+    def commit(self) -> None: ...
+
+
+class TurnCommits:
+    """Commits `files` (in that order) once per event-loop turn while the block runs; to be
+    entered inside the running loop. A failed commit is raised when the block ends (the store
+    also raises it at its next write, so the episodes in flight fail with it)."""
+
+    def __init__(self, *files: Deferrable) -> None:
+        self.files = files
+        self._due = False
+        self._failure: StratagemError | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> TurnCommits:
+        self._loop = asyncio.get_running_loop()
+        for f in self.files:
+            f.defer_commits(self._schedule)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for f in self.files:
+            try:
+                f.defer_commits(None)  # commits what is open
+            except StratagemError as failure:
+                self._failure = self._failure or failure
+        if self._failure is not None and exc is None:
+            raise self._failure
+
+    def _schedule(self) -> None:
+        if not self._due:
+            self._due = True
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._commit)
+
+    def _commit(self) -> None:
+        self._due = False
+        for f in self.files:
+            try:
+                f.commit()
+            except StratagemError as failure:
+                self._failure = self._failure or failure
