@@ -243,6 +243,15 @@ def test_llm_call_outside_an_episode_and_secrets_redacted(store: ResultStore) ->
     assert call.request["headers"]["Authorization"] == "[redacted]"
 
 
+@pytest.mark.parametrize("key", ["PASSWORD", "Api-Key", "api_\u212aey", "apI\u212aey"])
+def test_secrets_are_redacted_under_keys_in_any_case(store: ResultStore, key: str) -> None:
+    """The quick test for secret-looking keys ahead of the walk misses none that the walk
+    redacts: other cases, and the Kelvin sign, whose lower case is "k"."""
+    store.add_llm_call("m", request={"nested": [{key: "sk-secret"}]}, response={key: "sk-2"})
+    (call,) = store.llm_calls()
+    assert "sk-" not in repr(call.request) + repr(call.response)
+
+
 # -- whole matches -------------------------------------------------------------------------------
 
 

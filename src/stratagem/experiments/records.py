@@ -176,9 +176,13 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+_STORED_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+"""Built once: `json.dumps` with options builds an encoder per call, and a step stores several."""
+
+
 def dump_json(value: Any, what: str) -> str:
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return _STORED_JSON.encode(value)
     except (TypeError, ValueError) as exc:
         raise StratagemError(f"cannot store {what}: not JSON ({exc})") from None
 

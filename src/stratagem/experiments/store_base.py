@@ -4,6 +4,7 @@ checks and inserts its writers have in common."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,20 +33,22 @@ from stratagem.experiments.records import (
     redact,
 )
 
-_SECRET_KEYS_JSON = tuple(f'"{key}":' for key in sorted(SECRET_KEYS))
+_SECRET_KEY_JSON = re.compile(
+    '"(?:' + "|".join(re.escape(key) for key in sorted(SECRET_KEYS)) + ')":', re.IGNORECASE
+)
 _KELVIN = "\\u212a"
-"""The one non-ASCII letter whose lower case is a letter of a secret key ("K" -> "k")."""
+"""The one non-ASCII letter whose lower case is a letter of a secret key ("K" -> "k"), as stored
+JSON (ASCII only) writes it."""
 
 
 def _dump_redacted(value: Any, what: str) -> str | None:
     """`value` as stored JSON with credentials redacted. Redacting walks every message of a
-    request, so it runs only when the JSON holds a secret-looking key (compared in lower case,
-    as `redact` does): most calls carry none, and the walk cost more than the insert."""
+    request, so it runs only when the JSON holds a secret-looking key (in any case, as `redact`
+    compares them): most calls carry none, and the walk cost more than the insert."""
     if value is None:
         return None
     text = dump_json(value, what)
-    lowered = text.lower()
-    if _KELVIN in lowered or any(key in lowered for key in _SECRET_KEYS_JSON):
+    if _KELVIN in text or _SECRET_KEY_JSON.search(text):
         text = dump_json(redact(value), what)
     return text
 
@@ -208,25 +211,31 @@ class StoreConnection:
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One transaction: all its writes happen, or none. Nested use becomes a savepoint, and
         so does every write while commits are deferred (`defer_commits`)."""
-        with self._lock, self._reporting():
-            conn = self._conn
-            if self._depth and self._grouped:
+        with self._lock:
+            try:
+                yield from self._transaction_steps()
+            except sqlite3.DatabaseError as exc:  # `_reporting`, inline: a write's hot path
+                if is_damage(exc):
+                    raise self._damaged(exc) from None
+                raise
+
+    def _transaction_steps(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn
+        if self._depth and self._grouped:
+            yield conn
+        elif self._depth:
+            with self._savepoint(f"sp{self._depth}"):
                 yield conn
-                return
-            if self._depth:
-                with self._savepoint(f"sp{self._depth}"):
-                    yield conn
-                return
-            if self._broken is not None:
-                raise self._broken
-            if self._on_open is not None:
-                if not self._shared_open:
-                    conn.execute("BEGIN IMMEDIATE")
-                    self._shared_open = True
-                    self._on_open()
-                with self._savepoint("write"):
-                    yield conn
-                return
+        elif self._broken is not None:
+            raise self._broken
+        elif self._on_open is not None:
+            if not self._shared_open:
+                conn.execute("BEGIN IMMEDIATE")
+                self._shared_open = True
+                self._on_open()
+            with self._savepoint("write"):
+                yield conn
+        else:
             conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:

@@ -37,8 +37,11 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def _response_from_json(data: dict[str, Any]) -> Response:
