@@ -48,6 +48,36 @@ def test_key_changes_with_everything_that_changes_the_answer() -> None:
     assert len(keys) == 10
 
 
+def test_keys_are_those_earlier_releases_wrote() -> None:
+    """The key is the hash of one canonical JSON object, as it always was, so a cache written by
+    an earlier release still replays (the request is now encoded once for the key and the row)."""
+    import hashlib
+    import json
+
+    from stratagem.llm.cache import CACHE_FORMAT
+
+    def earlier(model: str, req: Request, sample: int) -> str:
+        body = req.to_json()
+        body.pop("n", None)
+        if body.get("temperature") is not None:
+            body["temperature"] = float(body["temperature"])
+        payload = {"format": CACHE_FORMAT, "model": model, "request": body, "sample": sample}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    for req in (
+        request(),
+        request('Spiel «ß» 🎲 "quoted"\n', temperature=1, seed=2, n=3),
+        request(choices=("a", "b"), max_tokens=8, tools=(Tool("nash", "d"),)),
+        request(json_schema={"type": "object", "properties": {"z": {}, "a": {}}}),
+    ):
+        for model, sample in ((MODEL, 0), ("local/gemma#thinking", 7)):
+            assert ResponseCache.key(model, req, sample) == earlier(model, req, sample)
+    # And pinned: the key of this request as the release before this change computed it.
+    pinned = "12419cd2dc28b4464a15164b3902968637e10ddacfa9ce793349fd1997ebc8bf"
+    assert ResponseCache.key(MODEL, request(), 0) == pinned
+
+
 def test_integer_and_float_temperature_share_a_key() -> None:
     assert ResponseCache.key(MODEL, request(temperature=1), 0) == ResponseCache.key(
         MODEL, request(temperature=1.0), 0

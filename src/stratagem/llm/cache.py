@@ -93,12 +93,24 @@ class ResponseCache:
         Every other request field (messages, tools, choices, schema, temperature, max_tokens, seed)
         changes the answer, so it is part of the key.
         """
+        return ResponseCache.key_and_request(model, request, sample)[0]
+
+    @staticmethod
+    def key_and_request(model: str, request: Request, sample: int) -> tuple[str, str]:
+        """The key, and the request as the key reads it (canonical JSON, without `n`): what `put`
+        stores, so a call encodes its request once for both."""
         body = request.to_json()
         body.pop("n", None)
         if body.get("temperature") is not None:
             body["temperature"] = float(body["temperature"])  # 1 and 1.0 ask the same thing
-        payload = {"format": CACHE_FORMAT, "model": model, "request": body, "sample": sample}
-        return hashlib.sha256(_canonical(payload).encode("utf-8")).hexdigest()
+        request_json = _canonical(body)
+        # _canonical({"format": ..., "model": ..., "request": body, "sample": ...}), keys sorted,
+        # with the request encoded once.
+        payload = (
+            f'{{"format":{_canonical(CACHE_FORMAT)},"model":{_canonical(model)},'
+            f'"request":{request_json},"sample":{int(sample)}}}'
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest(), request_json
 
     def get(self, key: str) -> Response | None:
         """The stored response, marked `cached=True`; None on a miss."""
@@ -112,8 +124,19 @@ class ResponseCache:
         data["cached"] = True
         return _response_from_json(data)
 
-    def put(self, key: str, model: str, request: Request, response: Response) -> None:
-        """Store a response; an entry already under this key is kept (first writer wins)."""
+    def put(
+        self,
+        key: str,
+        model: str,
+        request: Request,
+        response: Response,
+        *,
+        request_json: str | None = None,
+    ) -> None:
+        """Store a response; an entry already under this key is kept (first writer wins).
+        `request_json`: the request as `key_and_request` encoded it, if at hand."""
+        if request_json is None:
+            request_json = ResponseCache.key_and_request(model, request, 0)[1]
         stored = response.to_json()
         stored["cached"] = False
         with self._lock:
@@ -127,7 +150,7 @@ class ResponseCache:
                 (
                     key,
                     model,
-                    _canonical(request.to_json()),
+                    request_json,
                     _canonical(stored),
                     datetime.now(UTC).isoformat(timespec="seconds"),
                 ),

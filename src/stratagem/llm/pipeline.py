@@ -139,9 +139,9 @@ class ModelClient:
         return out
 
     async def _sample(self, request: Request, sample: int, context: CallContext) -> Response:
-        key = None
+        key = request_json = None
         if self.cache is not None:
-            key = self.cache.key(self._cache_model, request, sample)
+            key, request_json = self.cache.key_and_request(self._cache_model, request, sample)
             hit = self.cache.get(key)
             if hit is not None:
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
@@ -203,7 +203,7 @@ class ModelClient:
         if self.budget is not None:
             self.budget.charge(cost, response.usage.total)
         if self.cache is not None and key is not None:
-            self.cache.put(key, self.model, request, response)
+            self.cache.put(key, self.model, request, response, request_json=request_json)
         self._record(context, request, response, None, result.retries)
         return response
 

@@ -30,6 +30,8 @@ from stratagem.llm.providers._common import redact, status_error
 
 OPENAI_URL = "https://api.openai.com/v1"
 USER_AGENT = "stratagem"
+_BODY_JSON = json.JSONEncoder(ensure_ascii=False)
+"""Built once: `json.dumps` with options builds an encoder per call."""
 
 
 def default_base_url() -> str:
@@ -92,7 +94,7 @@ class OpenAIHTTP:
     async def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """The decoded JSON reply; raises Transient/PermanentError as the SDK's errors mapped."""
         session = self._session_now()
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = _BODY_JSON.encode(body).encode("utf-8")
         try:
             async with session.post(self.base_url + path, data=payload) as reply:
                 raw = await reply.read()
