@@ -294,33 +294,50 @@ def run_experiment(model: Transport, url: str, latency: float, concurrency: int)
     return measure
 
 
-_TUNED = runner_module.frozen_setup
-
-
-def collector_rows(url: str, latency: float, concurrency: int) -> None:
-    """The runner with the run's garbage-collector settings (experiments/heap.py) and with the
-    collector as Python sets it, alternated, twice each: what the settings are worth."""
-    print(
-        f"runner at {concurrency}, {PROVIDER}, side by side: the run's collector settings "
-        "(experiments/heap.py) and the default collector"
-    )
-    print(HEADER.format(extra="episodes"))
-    model = TRANSPORTS[PROVIDER]
-    try:
-        for _ in range(2):
-            for label, collector in (("tuned", _TUNED), ("default", _untuned)):
-                runner_module.frozen_setup = collector
-                row = run_experiment(model, url, latency, concurrency)
-                tail = f"  collector {label}"
-                print(row.row(f"{runner_episodes(concurrency):>8} ") + tail, flush=True)
-    finally:
-        runner_module.frozen_setup = _TUNED
-
-
 @contextlib.contextmanager
-def _untuned() -> Iterator[None]:
-    """The collector as Python sets it (the comparison row of the side-by-side runner rows)."""
+def _as_python_sets_it() -> Iterator[None]:
+    """The collector as Python sets it."""
     yield
+
+
+class _CommitEachWrite:
+    """No group commit: every write of the run commits on its own."""
+
+    def __init__(self, *files: Any) -> None:
+        pass
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+SETTINGS: dict[str, tuple[str, Any, Any]] = {
+    "collector": ("frozen_setup", runner_module.frozen_setup, _as_python_sets_it),
+    "commits": ("TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
+}
+"""Runner settings worth a side-by-side row: (the runner module's name for it, the run's own,
+the comparison). The run's garbage-collector settings (experiments/heap.py) against the default
+collector; its group commit (experiments/commits.py) against a commit for every write."""
+
+
+def setting_rows(url: str, latency: float, concurrency: int) -> None:
+    """The runner with each setting as a run has it and without, alternated, twice each: what
+    each is worth, measured side by side."""
+    model = TRANSPORTS[PROVIDER]
+    for setting, (name, own, other) in SETTINGS.items():
+        print(f"runner at {concurrency}, {PROVIDER}, side by side: {setting}, a run's and not")
+        print(HEADER.format(extra="episodes"))
+        try:
+            for _ in range(2):
+                for label, value in (("run's", own), ("without", other)):
+                    setattr(runner_module, name, value)
+                    row = run_experiment(model, url, latency, concurrency)
+                    tail = f"  {setting}: {label}"
+                    print(row.row(f"{runner_episodes(concurrency):>8} ") + tail, flush=True)
+        finally:
+            setattr(runner_module, name, own)
 
 
 # --- CPU by component ---------------------------------------------------------------------------
@@ -417,7 +434,7 @@ def server_part(latency: float, profiled: bool) -> None:
                 rows.append(run_experiment(model, url, latency, n))
                 print(rows[-1].row(f"{runner_episodes(n):>8} "), flush=True)
 
-        collector_rows(url, latency, top)
+        setting_rows(url, latency, top)
 
         if profiled:
             model = TRANSPORTS[PROVIDER]

@@ -9,11 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
+from support.cli import cli
 
 from stratagem.errors import StratagemError
+from stratagem.experiments import store_base
 from stratagem.experiments.commits import TurnCommits
+from stratagem.experiments.config import load_config
+from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
+from stratagem.experiments.store_base import StoreConnection
 from stratagem.llm.cache import ResponseCache
+from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.llm.types import Message, Request, Response, Usage
 
 
@@ -124,31 +131,60 @@ def test_a_failed_commit_stops_every_later_write_and_is_raised_at_the_end(tmp_pa
     store.close()
 
 
-def test_files_commit_in_the_order_given_the_cache_before_the_store() -> None:
-    order: list[str] = []
+class File:
+    """A deferrable file that logs what happens to its writes."""
 
-    class File:
-        def __init__(self, name: str) -> None:
-            self.name = name
-            self.on_open: Callable[[], None] | None = None
+    def __init__(self, name: str, log: list[str], fail: bool = False) -> None:
+        self.name, self.log, self.fail = name, log, fail
+        self.on_open: Callable[[], None] | None = None
 
-        def defer_commits(self, on_open: Callable[[], None] | None) -> None:
-            self.on_open = on_open
+    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
+        self.on_open = on_open
 
-        def commit(self) -> None:
-            order.append(self.name)
+    def commit(self) -> None:
+        if self.fail:
+            raise StratagemError(f"{self.name}: a commit failed")
+        self.log.append(f"{self.name} committed")
 
-    cache, store = File("cache"), File("store")
+    def rollback(self) -> None:
+        self.log.append(f"{self.name} rolled back")
+
+
+def test_the_store_commits_before_the_cache() -> None:
+    """An answer in the cache always has its call record: a resumed run replays cached answers
+    for free, so one without a record would be spend never counted."""
+    log: list[str] = []
+    store, cache = File("store", log), File("cache", log)
 
     async def main() -> None:
-        with TurnCommits(cache, store):
+        with TurnCommits(store, cache):
             assert store.on_open is not None and cache.on_open is not None
-            store.on_open()  # the store's write opened first; the cache still commits first
-            cache.on_open()
+            cache.on_open()  # the cache's write opened first; the store still commits first
+            store.on_open()
             await asyncio.sleep(0)
-            assert order == ["cache", "store"]
+            assert log == ["store committed", "cache committed"]
 
     asyncio.run(main())
+
+
+def test_after_a_failed_commit_the_later_files_drop_their_writes() -> None:
+    log: list[str] = []
+    store, cache = File("store", log, fail=True), File("cache", log)
+
+    async def main() -> None:
+        with TurnCommits(store, cache):
+            assert cache.on_open is not None
+            cache.on_open()
+            await asyncio.sleep(0)
+            assert log == ["cache rolled back"]
+            cache.on_open()
+            await asyncio.sleep(0)
+
+    with pytest.raises(StratagemError, match="store: a commit failed"):
+        asyncio.run(main())
+    # Every later turn, and the end, drops what was written since: nothing is committed.
+    assert log == ["cache rolled back"] + ["store rolled back", "cache rolled back"] * 2
+    assert cache.on_open is None
 
 
 def test_cache_puts_of_one_turn_share_one_commit(tmp_path: Path) -> None:
@@ -185,13 +221,6 @@ def test_a_run_commits_once_per_turn_not_once_per_write(
 ) -> None:
     """8 episodes in flight: the store's writes of a turn (each episode's call and step) share
     a commit, and everything is stored all the same."""
-    import yaml
-
-    from stratagem.experiments import store_base
-    from stratagem.experiments.config import load_config
-    from stratagem.experiments.runner import STORE_FILE, Runner
-    from stratagem.llm.providers.scripted import _REGISTERED, register_script
-
     statements: list[str] = []
     connect = sqlite3.connect
 
@@ -227,3 +256,48 @@ def test_a_run_commits_once_per_turn_not_once_per_write(
     with ResultStore(tmp_path / "out" / STORE_FILE) as store:
         assert store.call_totals("commits")["calls"] == 40
         assert all(len(store.rounds(e.id)) == 5 for e in store.episodes(status="finished"))
+
+
+def test_a_commit_the_disk_refuses_mid_run_ends_the_run_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite refuses the turn's COMMIT at the 10th model call (a constraint it checks only
+    then): the run stops writing, ends with the store's line and a non-zero exit, no traceback,
+    and what was committed before stays readable."""
+    insert = StoreConnection._insert_llm_call
+    seen = [0]
+
+    def insert_llm_call(conn: sqlite3.Connection, call: object) -> int:
+        seen[0] += 1
+        if seen[0] == 10:  # inside the turn's transaction
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            conn.execute(
+                "INSERT INTO events (episode_id, seq, kind, data) VALUES ('ghost', 0, 'x', '{}')"
+            )
+        return insert(conn, call)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(StoreConnection, "_insert_llm_call", staticmethod(insert_llm_call))
+    register_script("refused", lambda request, sample: request.choices[0])
+    config = {
+        "name": "refused",
+        "output": str(tmp_path / "out"),
+        "models": [{"model": "scripted/refused"}],
+        "agents": [{"name": "plain", "output": "choice"}],
+        "games": ["dilemma"],
+        "opponents": ["TitForTat"],
+        "rounds": [4],
+        "repetitions": 6,
+        "concurrency": 3,
+    }
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    try:
+        code, out, err = cli(capsys, "run", str(path), "--no-progress")
+    finally:
+        _REGISTERED.pop("refused", None)
+    assert code == 2
+    assert "Traceback" not in out + err
+    assert "stratagem.db: a commit failed" in err and "FOREIGN KEY" in err
+    assert len([line for line in err.splitlines() if "a commit failed" in line]) == 1
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        assert store.call_totals("refused")["calls"] < 10  # the refused turn's writes are gone

@@ -4,12 +4,15 @@ A run's writes (each model call, each step of each episode, each answer cached) 
 one by one: at hundreds of episodes in flight the commits were the largest single cost in the
 runner (benchmarks/throughput.py). Under `TurnCommits` the store and the response cache defer
 their commits (`defer_commits`): the writes of one turn of the event loop share one transaction,
-committed at the start of the next turn, the cache first, so an answer is never in the store
-without being in the cache. Each write is still all or none, a step still whole.
+committed at the start of the next turn. Each write is still all or none, a step still whole.
 
-What a kill can lose grows from nothing to the writes of the last turn (milliseconds, the calls
-answered in it among them), beside the calls in flight, which a kill loses either way. Leaving the
-block, by any path (Ctrl-C, an error), commits what is open.
+The store commits first: an answer in the cache always has its call record, so a resumed run,
+which replays cached answers for free, never replays one whose spend went uncounted. A kill between
+the two commits leaves answers recorded but not cached; the resumed run pays for them again and
+counts both, as it does for the calls in flight at a kill. A kill before them loses the last
+turn's writes (milliseconds of them); their calls, paid but unrecorded, are like those in flight,
+which a kill loses either way. Leaving the block by any path (Ctrl-C, an error) commits what is
+open. Once a commit fails, nothing more is committed: the later files drop their writes.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ class Deferrable(Protocol):
     def defer_commits(self, on_open: Callable[[], None] | None) -> None: ...
 
     def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
 
 
 class TurnCommits:
@@ -51,11 +56,9 @@ class TurnCommits:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._commit()
         for f in self.files:
-            try:
-                f.defer_commits(None)  # commits what is open
-            except StratagemError as failure:
-                self._failure = self._failure or failure
+            f.defer_commits(None)  # nothing is open any more
         if self._failure is not None and exc is None:
             raise self._failure
 
@@ -68,7 +71,10 @@ class TurnCommits:
     def _commit(self) -> None:
         self._due = False
         for f in self.files:
+            if self._failure is not None:
+                f.rollback()
+                continue
             try:
                 f.commit()
             except StratagemError as failure:
-                self._failure = self._failure or failure
+                self._failure = failure

@@ -1,8 +1,8 @@
 """Run an experiment: expand the grid, play every unfinished episode, record everything at once.
 
-Every round, model call and invalid output goes to the store as it happens, committed with the
-rest of its event-loop turn (`commits`), and every model answer goes to the response cache before
-its round is stored. So a run killed at any point resumes by running the same command again:
+Every round, model call and invalid output goes to the store as it happens, and every model
+answer to the response cache; each event-loop turn's writes are committed together, the store's
+first (`commits`). So a run killed at any point resumes by running the same command again:
 finished episodes are skipped, and interrupted ones are replayed from their start, their earlier
 calls answered by the cache for free.
 
@@ -270,7 +270,7 @@ class Runner:
             progress.advance(task)
 
         try:
-            with progress, TurnCommits(cache, store):
+            with progress, TurnCommits(store, cache):
                 await self.executor.run(todo, play, self.config.concurrency, stop)
         finally:
             for client in clients.values():

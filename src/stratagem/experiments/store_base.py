@@ -4,7 +4,6 @@ checks and inserts its writers have in common."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,7 +17,6 @@ from stratagem.errors import StratagemError
 from stratagem.experiments import schema
 from stratagem.experiments.records import (
     EPISODE_COLUMNS,
-    SECRET_KEYS,
     STATUSES,
     AnswerRecord,
     BeliefRecord,
@@ -28,29 +26,10 @@ from stratagem.experiments.records import (
     check_seed,
     dump_json,
     dump_optional,
+    dump_redacted,
     load_json,
     now,
-    redact,
 )
-
-_SECRET_KEY_JSON = re.compile(
-    '"(?:' + "|".join(re.escape(key) for key in sorted(SECRET_KEYS)) + ')":', re.IGNORECASE
-)
-_KELVIN = "\\u212a"
-"""The one non-ASCII letter whose lower case is a letter of a secret key ("K" -> "k"), as stored
-JSON (ASCII only) writes it."""
-
-
-def _dump_redacted(value: Any, what: str) -> str | None:
-    """`value` as stored JSON with credentials redacted. Redacting walks every message of a
-    request, so it runs only when the JSON holds a secret-looking key (in any case, as `redact`
-    compares them): most calls carry none, and the walk cost more than the insert."""
-    if value is None:
-        return None
-    text = dump_json(value, what)
-    if _KELVIN in text or _SECRET_KEY_JSON.search(text):
-        text = dump_json(redact(value), what)
-    return text
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -139,6 +118,14 @@ class StoreConnection:
         if on_open is None:
             self.commit()
 
+    def rollback(self) -> None:
+        """Drop the shared transaction's writes, if one is open."""
+        with self._lock:
+            if self._shared_open:
+                self._shared_open = False
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+
     def commit(self) -> None:
         """Commit the shared transaction, if one is open. If that fails, its writes are lost:
         the failure is raised, here and by every later write."""
@@ -152,8 +139,8 @@ class StoreConnection:
                 with suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
                 self._broken = StratagemError(
-                    f"{self.path}: a commit failed ({exc}); the writes since the one before "
-                    "are lost, so nothing more is written"
+                    f"{self.path}: a commit failed ({exc}); the writes since the previous "
+                    "commit (milliseconds of them) are lost, and nothing more is written"
                 )
                 raise self._broken from None
 
@@ -390,8 +377,8 @@ class StoreConnection:
                 c.round,
                 c.model,
                 c.cache_key,
-                _dump_redacted(c.request, "request"),
-                _dump_redacted(c.response, "response"),
+                dump_redacted(c.request, "request"),
+                dump_redacted(c.response, "response"),
                 c.text,
                 c.input_tokens,
                 c.output_tokens,

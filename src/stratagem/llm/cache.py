@@ -164,6 +164,14 @@ class ResponseCache:
         if on_open is None:
             self.commit()
 
+    def rollback(self) -> None:
+        """Drop the puts deferred so far, if any."""
+        with self._lock:
+            if self._open:
+                self._open = False
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+
     def commit(self) -> None:
         """Commit the puts deferred so far, if any."""
         with self._lock:
