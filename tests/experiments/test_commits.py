@@ -55,7 +55,7 @@ def test_the_writes_of_one_turn_share_one_commit_at_the_next(tmp_path: Path) -> 
     commits = commits_of(store)
 
     async def main() -> None:
-        with TurnCommits(store):
+        with TurnCommits(store.group):
             for turn in range(3):
                 for i in range(2):
                     store.add_event(f"ep{i}", f"move{turn}")
@@ -76,7 +76,7 @@ def test_a_failing_write_rolls_back_alone_and_the_turn_commits_the_rest(tmp_path
     store = make_store(path)
 
     async def main() -> None:
-        with TurnCommits(store):
+        with TurnCommits(store.group):
             store.add_event("ep0", "kept")
             with pytest.raises(RuntimeError), store.transaction():
                 store.add_event("ep1", "half a step")
@@ -96,7 +96,7 @@ def test_leaving_the_block_commits_what_is_open_even_on_error(tmp_path: Path) ->
     store = make_store(path)
 
     async def main() -> None:
-        with TurnCommits(store):
+        with TurnCommits(store.group):
             store.add_event("ep0", "written just before an interruption")
             raise KeyboardInterrupt
 
@@ -114,7 +114,7 @@ def test_a_failed_commit_stops_every_later_write_and_is_raised_at_the_end(tmp_pa
     store = make_store(path)
 
     async def main() -> None:
-        with TurnCommits(store):
+        with TurnCommits(store.group):
             store.add_event("ep0", "lost with the commit")
             # A constraint checked only at COMMIT makes the shared commit fail.
             store._conn.execute("PRAGMA defer_foreign_keys = ON")
@@ -138,7 +138,7 @@ class File:
         self.name, self.log, self.fail = name, log, fail
         self.on_open: Callable[[], None] | None = None
 
-    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
+    def defer(self, on_open: Callable[[], None] | None) -> None:
         self.on_open = on_open
 
     def commit(self) -> None:
@@ -201,7 +201,7 @@ def test_cache_puts_of_one_turn_share_one_commit(tmp_path: Path) -> None:
             conn.close()
 
     async def main() -> None:
-        with TurnCommits(cache):
+        with TurnCommits(cache.group):
             for i in range(5):
                 request = Request((Message("user", f"question {i}"),))
                 key = ResponseCache.key("m", request, 0)

@@ -3,7 +3,7 @@
 A run's writes (each model call, each step of each episode, each answer cached) used to commit
 one by one: at hundreds of episodes in flight the commits were the largest single cost in the
 runner (benchmarks/throughput.py). Under `TurnCommits` the store and the response cache defer
-their commits (`defer_commits`): the writes of one turn of the event loop share one transaction,
+their commits (their `GroupCommit`): the writes of one turn of the event loop share one transaction,
 committed at the start of the next turn. Each write is still all or none, a step still whole.
 
 The store commits first: an answer in the cache always has its call record, so a resumed run,
@@ -18,19 +18,10 @@ open. Once a commit fails, nothing more is committed: the later files drop their
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from types import TracebackType
-from typing import Protocol
 
 from stratagem.errors import StratagemError
-
-
-class Deferrable(Protocol):
-    def defer_commits(self, on_open: Callable[[], None] | None) -> None: ...
-
-    def commit(self) -> None: ...
-
-    def rollback(self) -> None: ...
+from stratagem.llm.group_commit import GroupCommit
 
 
 class TurnCommits:
@@ -38,7 +29,7 @@ class TurnCommits:
     entered inside the running loop. A failed commit is raised when the block ends (the store
     also raises it at its next write, so the episodes in flight fail with it)."""
 
-    def __init__(self, *files: Deferrable) -> None:
+    def __init__(self, *files: GroupCommit) -> None:
         self.files = files
         self._due = False
         self._failure: StratagemError | None = None
@@ -47,7 +38,7 @@ class TurnCommits:
     def __enter__(self) -> TurnCommits:
         self._loop = asyncio.get_running_loop()
         for f in self.files:
-            f.defer_commits(self._schedule)
+            f.defer(self._schedule)
         return self
 
     def __exit__(
@@ -58,7 +49,7 @@ class TurnCommits:
     ) -> None:
         self._commit()
         for f in self.files:
-            f.defer_commits(None)  # nothing is open any more
+            f.defer(None)  # nothing is open any more
         if self._failure is not None and exc is None:
             raise self._failure
 

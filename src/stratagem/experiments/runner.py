@@ -270,7 +270,7 @@ class Runner:
             progress.advance(task)
 
         try:
-            with progress, TurnCommits(store, cache):
+            with progress, TurnCommits(store.group, cache.group):
                 await self.executor.run(todo, play, self.config.concurrency, stop)
         finally:
             for client in clients.values():

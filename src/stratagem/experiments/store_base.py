@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from os import PathLike
 from pathlib import Path
@@ -30,6 +30,7 @@ from stratagem.experiments.records import (
     load_json,
     now,
 )
+from stratagem.llm.group_commit import GroupCommit
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -70,11 +71,14 @@ class StoreConnection:
         self._grouped = False
         self._memo: dict[tuple[str, str], Any] = {}
         """Within one `transaction`: each episode's row and next sequence numbers, read once."""
-        self._on_open: Callable[[], None] | None = None
-        """Group commit (`defer_commits`): called when a write opens the shared transaction."""
-        self._shared_open = False
-        self._broken: StratagemError | None = None
-        """A failed group commit: every later write raises it."""
+        self.group = GroupCommit(
+            conn, self._lock, self.path,
+            "the writes since the previous commit (milliseconds of them) are lost, and nothing "
+            "more is written",
+        )  # fmt: skip
+        """Group commit (a run's, once per event-loop turn): while deferred, every write joins
+        one shared transaction under a savepoint of its own, so each is still all or none. After
+        a failed commit every later write raises the failure."""
         try:
             self._open(memory)
         except sqlite3.DatabaseError as exc:
@@ -107,42 +111,6 @@ class StoreConnection:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
-        """Group commit: while `on_open` is set, the writes made outside any transaction join one
-        shared transaction, each under a savepoint of its own (so each is still all or none),
-        and `on_open` is called as a write opens it; `commit` ends it. The runner commits once
-        per event-loop turn, where a commit for every write cost more CPU than the writes.
-        Setting None commits what is open."""
-        self._on_open = on_open
-        if on_open is None:
-            self.commit()
-
-    def rollback(self) -> None:
-        """Drop the shared transaction's writes, if one is open."""
-        with self._lock:
-            if self._shared_open:
-                self._shared_open = False
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-
-    def commit(self) -> None:
-        """Commit the shared transaction, if one is open. If that fails, its writes are lost:
-        the failure is raised, here and by every later write."""
-        with self._lock:
-            if not self._shared_open:
-                return
-            self._shared_open = False
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                self._broken = StratagemError(
-                    f"{self.path}: a commit failed ({exc}); the writes since the previous "
-                    "commit (milliseconds of them) are lost, and nothing more is written"
-                )
-                raise self._broken from None
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> StratagemError:
         return StratagemError(damage_message(self.path, exc))
@@ -197,7 +165,7 @@ class StoreConnection:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One transaction: all its writes happen, or none. Nested use becomes a savepoint, and
-        so does every write while commits are deferred (`defer_commits`)."""
+        so does every write while commits are deferred (`group`)."""
         with self._lock:
             try:
                 yield from self._transaction_steps()
@@ -213,13 +181,10 @@ class StoreConnection:
         elif self._depth:
             with self._savepoint(f"sp{self._depth}"):
                 yield conn
-        elif self._broken is not None:
-            raise self._broken
-        elif self._on_open is not None:
-            if not self._shared_open:
-                conn.execute("BEGIN IMMEDIATE")
-                self._shared_open = True
-                self._on_open()
+        elif self.group.failure is not None:
+            raise self.group.failure
+        elif self.group.deferred:
+            self.group.join()
             with self._savepoint("write"):
                 yield conn
         else:

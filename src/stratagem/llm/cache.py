@@ -12,8 +12,6 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
-from contextlib import suppress
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -21,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.llm.group_commit import GroupCommit
 from stratagem.llm.types import Request, Response, ToolCall, Usage
 
 CACHE_FORMAT = "stratagem-cache-v1"
@@ -73,8 +72,11 @@ class ResponseCache:
             raise StratagemError(f"{self.path}: cannot open the response cache ({exc})") from None
         self._conn = conn
         self._lock = threading.Lock()
-        self._on_open: Callable[[], None] | None = None
-        self._open = False
+        self.group = GroupCommit(
+            conn, self._lock, self.path, "the answers since the previous commit were not cached"
+        )
+        """Group commit (a run's, once per event-loop turn): while deferred, puts join one
+        transaction."""
         try:
             if not memory:
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -140,10 +142,8 @@ class ResponseCache:
         stored = response.to_json()
         stored["cached"] = False
         with self._lock:
-            if self._on_open is not None and not self._open:
-                self._conn.execute("BEGIN IMMEDIATE")
-                self._open = True
-                self._on_open()
+            if self.group.deferred:
+                self.group.join()
             self._conn.execute(
                 "INSERT OR IGNORE INTO responses (key, model, request, response, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -155,38 +155,6 @@ class ResponseCache:
                     datetime.now(UTC).isoformat(timespec="seconds"),
                 ),
             )
-
-    def defer_commits(self, on_open: Callable[[], None] | None) -> None:
-        """Group commit: while `on_open` is set, puts join one transaction, `on_open` is called
-        as the first opens it, and `commit` ends it (one commit per event-loop turn in a run).
-        Setting None commits what is open."""
-        self._on_open = on_open
-        if on_open is None:
-            self.commit()
-
-    def rollback(self) -> None:
-        """Drop the puts deferred so far, if any."""
-        with self._lock:
-            if self._open:
-                self._open = False
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-
-    def commit(self) -> None:
-        """Commit the puts deferred so far, if any."""
-        with self._lock:
-            if not self._open:
-                return
-            self._open = False
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                raise StratagemError(
-                    f"{self.path}: a commit failed ({exc}); the answers since the one before "
-                    "were not cached"
-                ) from None
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
