@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from stratagem.errors import StratagemError
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import (
@@ -103,6 +104,22 @@ def test_a_call_is_priced_charged_cached_and_recorded(clock: Any) -> None:
     assert budget.spent_usd == pytest.approx(0.006) and budget.spent_tokens == 4
     assert len(cache) == 1
     assert rec.rows == [(MODEL, ctx, req(), response, None, 0)]
+
+
+def test_a_paid_call_is_recorded_even_when_caching_its_answer_fails(
+    tmp_path: Path, clock: Any
+) -> None:
+    """The disk refuses the cache's write: the call is still counted, and the failure is one
+    line naming the cache file."""
+    cache, rec = ResponseCache(tmp_path / "cache.db"), Recorded()
+    cache._conn.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    c = client(ScriptedProvider(MODEL, ["defect now"]), clock, cache=cache, recorder=rec)
+    with pytest.raises(StratagemError, match=r"cache\.db: cannot cache an answer"):
+        asyncio.run(c.generate(req()))
+    [(model, _, _, response, error, _)] = rec.rows
+    assert (model, response.text, error) == (MODEL, "defect now", None)
+    assert response.cost_usd > 0
+    cache.close()
 
 
 def test_exact_retry_count_with_a_fixed_failure_pattern(clock: Any) -> None:

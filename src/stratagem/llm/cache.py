@@ -141,20 +141,24 @@ class ResponseCache:
             request_json = ResponseCache.key_and_request(model, request, 0)[1]
         stored = response.to_json()
         stored["cached"] = False
+        row = (
+            key,
+            model,
+            request_json,
+            _canonical(stored),
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        )
         with self._lock:
-            if self.group.deferred:
-                self.group.join()
-            self._conn.execute(
-                "INSERT OR IGNORE INTO responses (key, model, request, response, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    request_json,
-                    _canonical(stored),
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                ),
-            )
+            try:
+                if self.group.deferred:
+                    self.group.join()
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO responses (key, model, request, response, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    row,
+                )
+            except sqlite3.Error as exc:
+                raise StratagemError(f"{self.path}: cannot cache an answer ({exc})") from None
 
     def __contains__(self, key: object) -> bool:
         with self._lock:

@@ -202,9 +202,10 @@ class ModelClient:
         self.stats.tokens += response.usage.total
         if self.budget is not None:
             self.budget.charge(cost, response.usage.total)
+        # Recorded first: a paid call is counted even if caching its answer fails.
+        self._record(context, request, response, None, result.retries)
         if self.cache is not None and key is not None:
             self.cache.put(key, self.model, request, response, request_json=request_json)
-        self._record(context, request, response, None, result.retries)
         return response
 
     async def _attempt(self, request: Request, sample: int) -> Response:
