@@ -171,3 +171,29 @@ def test_gzipped_jsonl_imports_directly(tmp_path: Path, capsys: pytest.CaptureFi
     back = tmp_path / "back.jsonl.gz"
     assert cli(capsys, "export", str(back), "--store", str(tmp_path / "s"))[0] == 0
     assert json.loads(gzip.decompress(back.read_bytes()))["rounds"]
+
+
+def test_import_and_tournament_are_refused_while_another_process_writes_the_directory(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One writer per results directory, whatever it does: a run holds it, so an import or a
+    stored tournament there is refused in one line (exit 2), and the store is unchanged."""
+    import os
+
+    from stratagem.experiments.lock import WriterLock
+
+    assert cli(capsys, "export", "x.jsonl")[0] == 0
+    before = (ran / "stratagem.db").stat().st_size
+    with WriterLock(ran):
+        for argv in (
+            ("import", "x.jsonl", "--store", str(ran)),
+            ("tournament", "--strategy", "TitForTat", "--strategy", "AlwaysDefect",
+             "--turns", "3", "--store", str(ran)),
+        ):  # fmt: skip
+            code, out, err = cli(capsys, *argv)
+            assert code == 2, out + err
+            assert f"another stratagem process (PID {os.getpid()})" in err
+            assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (ran / "stratagem.db").stat().st_size == before
+    # Once it is free, both write.
+    assert cli(capsys, "import", "x.jsonl", "--store", str(ran))[0] == 0

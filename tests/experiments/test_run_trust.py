@@ -69,7 +69,8 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(
 ) -> None:
     path = write(tmp_path)
     with WriterLock(tmp_path / "out"):
-        with pytest.raises(StratagemError, match=rf"another stratagem run \(PID {os.getpid()}\)"):
+        refused = rf"another stratagem process \(PID {os.getpid()}\)"
+        with pytest.raises(StratagemError, match=refused):
             run(path)
         # Another process is refused the same way, in one line, exit 2.
         done = subprocess.run(

@@ -4,12 +4,16 @@ store directly in `results` or, failing that, the one results directory under it
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.lock import WriterLock
+from stratagem.experiments.store import ResultStore
 
 STORE_FILE = "stratagem.db"
 """The store's name inside a results directory (the runner's `STORE_FILE`)."""
@@ -56,6 +60,15 @@ def store_to_read(path: Path) -> Path:
 def store_to_write(path: Path) -> Path:
     """The store file `path` names, created if need be."""
     return _direct(path)
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[ResultStore]:
+    """The store `path` names, open for writing, with its directory's writer lock held: one
+    writer per results directory, whether it runs, imports or stores a tournament."""
+    file = store_to_write(path)
+    with WriterLock(file.parent), ResultStore(file) as store:
+        yield store
 
 
 def require_file(path: Path, what: str) -> None:

@@ -19,8 +19,8 @@ from stratagem.cli.store_paths import (
     StoreOption,
     require_file,
     store_to_read,
-    store_to_write,
     stores_in,
+    writing,
 )
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
@@ -180,7 +180,7 @@ def import_(
     importer = get_importer(fmt)
     if not strict and fmt != "jsonl":
         raise StratagemError(f"--no-strict applies to --format jsonl, not {fmt}")
-    with ResultStore(store_to_write(store)) as db:
+    with writing(store) as db:
         if strict:
             report = importer(db, file, experiment, source)
         else:

@@ -18,7 +18,7 @@ from stratagem.cli.common import (
     app,
     out,
 )
-from stratagem.cli.store_paths import DEFAULT, StoreOption, store_to_write
+from stratagem.cli.store_paths import DEFAULT, StoreOption, store_to_write, writing
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
@@ -58,8 +58,6 @@ def tournament(
     stage = get_stage(game)
     players = [get_strategy(name) for name in names]
     t = Tournament(players, stage, turns, repetitions, noise, seed, self_play)
-    result = t.play()
-    _print_standings(result, f"{game}: {turns} turns, {repetitions} repetitions, noise {noise}")
     spec = {
         "kind": "tournament",
         "game": game,
@@ -70,7 +68,10 @@ def tournament(
         "seed": seed,
         "self_play": self_play,
     }
-    _save_tournament(store_to_write(store), spec, result)
+    with writing(store) as db:  # refused before playing if another process writes there
+        result = t.play()
+        _print_standings(result, f"{game}: {turns} turns, {repetitions} repetitions, noise {noise}")
+        _save_tournament(db, store_to_write(store), spec, result)
 
 
 STANDING_COLUMNS = (
@@ -90,27 +91,28 @@ def _print_standings(result: TournamentResult, title: str) -> None:
     out.print(fitted_table(STANDING_COLUMNS, rows, out.width, title=Text(title)))
 
 
-def _save_tournament(path: Path, spec: dict[str, object], result: TournamentResult) -> None:
+def _save_tournament(
+    store: ResultStore, path: Path, spec: dict[str, object], result: TournamentResult
+) -> None:
     """Write every match as an episode; a re-run of the same tournament is not stored twice."""
     experiment = stable_id(spec)
-    with ResultStore(path) as store:
-        store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
-        if store.status_counts(experiment).get("finished", 0) == len(result.matches):
-            _say(out, f"already stored as experiment {experiment} in {path}")
-            return
-        entries = (
-            MatchEntry(
-                experiment_id=experiment,
-                episode_id=stable_id({**spec, "seats": [m.first, m.second], "rep": m.repetition}),
-                game=result.stage,
-                players=[result.players[m.first], result.players[m.second]],
-                seed=m.seed,
-                result=m.result,
-                game_name=str(spec["game"]),
-            )
-            for m in result.matches
+    store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
+    if store.status_counts(experiment).get("finished", 0) == len(result.matches):
+        _say(out, f"already stored as experiment {experiment} in {path}")
+        return
+    entries = (
+        MatchEntry(
+            experiment_id=experiment,
+            episode_id=stable_id({**spec, "seats": [m.first, m.second], "rep": m.repetition}),
+            game=result.stage,
+            players=[result.players[m.first], result.players[m.second]],
+            seed=m.seed,
+            result=m.result,
+            game_name=str(spec["game"]),
         )
-        stored = store.record_matches(entries, replace=True)
+        for m in result.matches
+    )
+    stored = store.record_matches(entries, replace=True)
     _say(out, f"stored {stored} matches as experiment {experiment} in {path}")
 
 

@@ -1,4 +1,5 @@
-"""One writer per results directory: a second `stratagem run` on the same directory is refused.
+"""One writer per results directory: a second `stratagem run` on the same directory is refused, and
+so is an `import` or a stored tournament while one writes there.
 
 Two runs writing one store would play the same episodes twice, pay twice, and mix their rounds. The
 lock is an advisory `flock` on a file in the directory, held for the whole run: the kernel releases
@@ -34,8 +35,8 @@ class WriterLock:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
             raise StratagemError(
-                f"{self.path.parent}: another stratagem run (PID {holder}) is writing to this "
-                "directory; wait for it to finish or stop it, then run again"
+                f"{self.path.parent}: another stratagem process (PID {holder}) is writing to "
+                "this directory; wait for it to finish or stop it, then try again"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode("ascii"))
