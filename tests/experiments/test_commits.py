@@ -137,13 +137,15 @@ class File:
     def __init__(self, name: str, log: list[str], fail: bool = False) -> None:
         self.name, self.log, self.fail = name, log, fail
         self.on_open: Callable[[], None] | None = None
+        self.failure: StratagemError | None = None
 
     def defer(self, on_open: Callable[[], None] | None) -> None:
         self.on_open = on_open
 
     def commit(self) -> None:
         if self.fail:
-            raise StratagemError(f"{self.name}: a commit failed")
+            self.failure = StratagemError(f"{self.name}: a commit failed")
+            raise self.failure
         self.log.append(f"{self.name} committed")
 
     def rollback(self) -> None:

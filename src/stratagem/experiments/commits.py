@@ -18,6 +18,7 @@ open. Once a commit fails, nothing more is committed: the later files drop their
 from __future__ import annotations
 
 import asyncio
+from contextlib import suppress
 from types import TracebackType
 
 from stratagem.errors import StratagemError
@@ -32,7 +33,6 @@ class TurnCommits:
     def __init__(self, *files: GroupCommit) -> None:
         self.files = files
         self._due = False
-        self._failure: StratagemError | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __enter__(self) -> TurnCommits:
@@ -50,8 +50,13 @@ class TurnCommits:
         self._commit()
         for f in self.files:
             f.defer(None)  # nothing is open any more
-        if self._failure is not None and exc is None:
-            raise self._failure
+        if self.failure is not None and exc is None:
+            raise self.failure
+
+    @property
+    def failure(self) -> StratagemError | None:
+        """The first failed commit, if any."""
+        return next((f.failure for f in self.files if f.failure is not None), None)
 
     def _schedule(self) -> None:
         if not self._due:
@@ -62,10 +67,8 @@ class TurnCommits:
     def _commit(self) -> None:
         self._due = False
         for f in self.files:
-            if self._failure is not None:
+            if self.failure is not None:
                 f.rollback()
                 continue
-            try:
+            with suppress(StratagemError):  # kept as `f.failure`
                 f.commit()
-            except StratagemError as failure:
-                self._failure = failure
