@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -218,8 +218,34 @@ def test_cache_puts_of_one_turn_share_one_commit(tmp_path: Path) -> None:
     cache.close()
 
 
+@pytest.fixture
+def experiment(tmp_path: Path) -> Iterator[Callable[..., Path]]:
+    """Writes a PD-against-TitForTat experiment on a scripted model that always plays its first
+    label, results in tmp_path/out, and returns its file."""
+    register_script("first-label", lambda request, sample: request.choices[0])
+
+    def write(name: str, rounds: int, repetitions: int, concurrency: int) -> Path:
+        config = {
+            "name": name,
+            "output": str(tmp_path / "out"),
+            "models": [{"model": "scripted/first-label"}],
+            "agents": [{"name": "plain", "output": "choice"}],
+            "games": ["dilemma"],
+            "opponents": ["TitForTat"],
+            "rounds": [rounds],
+            "repetitions": repetitions,
+            "concurrency": concurrency,
+        }
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        return path
+
+    yield write
+    _REGISTERED.pop("first-label", None)
+
+
 def test_a_run_commits_once_per_turn_not_once_per_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, experiment: Callable[..., Path]
 ) -> None:
     """8 episodes in flight: the store's writes of a turn (each episode's call and step) share
     a commit, and everything is stored all the same."""
@@ -232,24 +258,8 @@ def test_a_run_commits_once_per_turn_not_once_per_write(
         return conn
 
     monkeypatch.setattr(store_base.sqlite3, "connect", traced)
-    register_script("commits", lambda request, sample: request.choices[0])
-    config = {
-        "name": "commits",
-        "output": str(tmp_path / "out"),
-        "models": [{"model": "scripted/commits"}],
-        "agents": [{"name": "plain", "output": "choice"}],
-        "games": ["dilemma"],
-        "opponents": ["TitForTat"],
-        "rounds": [5],
-        "repetitions": 8,
-        "concurrency": 8,
-    }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    try:
-        summary = asyncio.run(Runner(load_config(path), show_progress=False).run())
-    finally:
-        _REGISTERED.pop("commits", None)
+    path = experiment("commits", rounds=5, repetitions=8, concurrency=8)
+    summary = asyncio.run(Runner(load_config(path), show_progress=False).run())
     assert (summary.finished, summary.calls) == (8, 40)
     # Each write begins a transaction of its own, or joins the turn's under a savepoint.
     writes = statements.count("BEGIN IMMEDIATE") + statements.count("SAVEPOINT write")
@@ -261,7 +271,10 @@ def test_a_run_commits_once_per_turn_not_once_per_write(
 
 
 def test_a_commit_the_disk_refuses_mid_run_ends_the_run_with_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    experiment: Callable[..., Path],
 ) -> None:
     """SQLite refuses the turn's COMMIT at the 10th model call (a constraint it checks only
     then): the run stops writing, ends with the store's line and a non-zero exit, no traceback,
@@ -279,24 +292,8 @@ def test_a_commit_the_disk_refuses_mid_run_ends_the_run_with_one_line(
         return insert(conn, call)  # type: ignore[arg-type]
 
     monkeypatch.setattr(StoreConnection, "_insert_llm_call", staticmethod(insert_llm_call))
-    register_script("refused", lambda request, sample: request.choices[0])
-    config = {
-        "name": "refused",
-        "output": str(tmp_path / "out"),
-        "models": [{"model": "scripted/refused"}],
-        "agents": [{"name": "plain", "output": "choice"}],
-        "games": ["dilemma"],
-        "opponents": ["TitForTat"],
-        "rounds": [4],
-        "repetitions": 6,
-        "concurrency": 3,
-    }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    try:
-        code, out, err = cli(capsys, "run", str(path), "--no-progress")
-    finally:
-        _REGISTERED.pop("refused", None)
+    path = experiment("refused", rounds=4, repetitions=6, concurrency=3)
+    code, out, err = cli(capsys, "run", str(path), "--no-progress")
     assert code == 2
     assert "Traceback" not in out + err
     assert "stratagem.db: a commit failed" in err and "FOREIGN KEY" in err
