@@ -345,6 +345,21 @@ def test_neutral_decision_in_each_output_and_history_mode() -> None:
     assert chat.result(after).startswith("Round 1: you chose 'cooperation'")
 
 
+def test_neutral_summary_and_chat_tell_a_round_alike() -> None:
+    """history.j2 and result.j2 each write the round line out (no shared macro): held equal here,
+    forfeits included."""
+    moves = [("cooperation", "defection"), (None, "cooperation"), ("defection", None)]
+    s = RepeatedGame(get_stage("pd"), 10).initial_state()
+    for t, (a, b) in enumerate(moves, start=1):
+        s, _ = s.forfeit({0: a, 1: b})
+        after = s.observation(0)
+        summary = Prompter("neutral").history_summary(after).splitlines()
+        assert summary[0] == "Previous rounds:" and len(summary) == t + 1
+        assert summary[-1] == Prompter("neutral", history="chat").result(after)
+    assert "you chose no valid action" in summary[2]
+    assert "the other player chose no valid action" in summary[3]
+
+
 def test_asymmetric_labels_are_listed_for_both_players() -> None:
     from stratagem.games.normal_form import NormalFormGame
 

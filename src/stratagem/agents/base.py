@@ -127,3 +127,9 @@ class Agent(ABC):
     async def debrief(self, observation: Observation) -> Sequence[Answer]:
         """Answers to the questions asked after a step; none unless the architecture asks them."""
         return ()
+
+    @property
+    def debriefs(self) -> bool:
+        """Whether `debrief` may answer anything: the episode loop builds no observation for an
+        agent that never does (at hundreds of episodes in flight, each one costs)."""
+        return type(self).debrief is not Agent.debrief

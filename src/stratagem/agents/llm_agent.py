@@ -71,6 +71,10 @@ class LLMAgent(Agent):
 
         return [await self.answer(question, observation) for question in QUESTIONS]
 
+    @property
+    def debriefs(self) -> bool:
+        return self.questions or type(self).debrief is not LLMAgent.debrief
+
     async def answer(self, question: Question, observation: Observation) -> Answer:
         """One comprehension question; architectures that can answer override this."""
         raise StratagemError(f"agent '{self.name}' cannot answer comprehension questions")

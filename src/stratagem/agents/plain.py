@@ -141,16 +141,17 @@ class PlainLLMAgent(LLMAgent):
         )
         if chat:
             self._extend_chat(decision, obs)
+        action = decision.action
         if decision.valid:
-            assert isinstance(decision.action, str)
-            decision = replace(decision, action=game_labels[shown.index(decision.action)])
+            assert isinstance(action, str)
+            action = game_labels[shown.index(action)]
         extra = {
             **decision.extra,
             "framing": self.prompter.framing,
             "output": self.prompter.output,
             "history": self.prompter.history,
         }
-        return self.invalid.apply(replace(decision, extra=extra), game_labels)
+        return self.invalid.apply(replace(decision, action=action, extra=extra), game_labels)
 
     async def answer(self, question: Question, observation: Observation) -> Answer:
         """seed-001 Fig 2.4: a fresh conversation per question, with this agent's settings."""

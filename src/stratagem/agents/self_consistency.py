@@ -53,6 +53,9 @@ class Forkable(Protocol):
 
     async def debrief(self, observation: Observation) -> Sequence[Answer]: ...
 
+    @property
+    def debriefs(self) -> bool: ...
+
 
 class SelfConsistentAgent(Agent):
     """Wraps an LLM agent that can fork; `samples` (k >= 2) decisions per round, majority vote."""
@@ -104,3 +107,7 @@ class SelfConsistentAgent(Agent):
     async def debrief(self, observation: Observation) -> Sequence[Answer]:
         """Questions are answered by the kept sample's chat, i.e. the base agent."""
         return await self.base.debrief(observation)
+
+    @property
+    def debriefs(self) -> bool:
+        return self.base.debriefs

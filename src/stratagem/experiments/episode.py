@@ -75,6 +75,8 @@ async def _debrief(
     """Ask each agent's questions of this moment and store the answers (round `t`, the step's
     round, or the step itself before the first)."""
     for p, agent in enumerate(agents):
+        if not agent.debriefs:
+            continue
         for answer in await agent.debrief(replace(state.observation(p), turn=step)):
             store.add_answer(
                 episode_id, step if t is None else t, p, answer.question_id, answer.raw,

@@ -30,6 +30,7 @@ from stratagem.experiments.records import (
     load_json,
     now,
 )
+from stratagem.experiments.store_memo import EpisodeFacts
 from stratagem.llm.group_commit import GroupCommit
 
 
@@ -69,12 +70,13 @@ class StoreConnection:
         self._lock = threading.RLock()
         self._depth = 0
         self._grouped = False
-        self._memo: dict[tuple[str, str], Any] = {}
-        """Within one `transaction`: each episode's row and next sequence numbers, read once."""
+        self._memo: dict[str, EpisodeFacts] = {}
+        """Open episodes' rows, read once while they may be trusted (`store_memo`)."""
         self.group = GroupCommit(
             conn, self._lock, self.path,
             "the writes since the previous commit (milliseconds of them) are lost, and nothing "
             "more is written",
+            forget=self._memo.clear,
         )  # fmt: skip
         """Group commit (a run's, once per event-loop turn): while deferred, every write joins
         one shared transaction under a savepoint of its own, so each is still all or none. After
@@ -160,21 +162,23 @@ class StoreConnection:
                 yield
             finally:
                 self._grouped = False
-                self._memo.clear()
+                if not self.group.deferred:
+                    self._memo.clear()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, single: bool = False) -> Iterator[sqlite3.Connection]:
         """One transaction: all its writes happen, or none. Nested use becomes a savepoint, and
-        so does every write while commits are deferred (`group`)."""
+        so does every write while commits are deferred (`group`), unless it is `single`: one
+        statement that changes anything, which SQLite applies whole or not at all by itself."""
         with self._lock:
             try:
-                yield from self._transaction_steps()
+                yield from self._transaction_steps(single)
             except sqlite3.DatabaseError as exc:  # `_reporting`, inline: a write's hot path
                 if is_damage(exc):
                     raise self._damaged(exc) from None
                 raise
 
-    def _transaction_steps(self) -> Iterator[sqlite3.Connection]:
+    def _transaction_steps(self, single: bool) -> Iterator[sqlite3.Connection]:
         conn = self._conn
         if self._depth and self._grouped:
             yield conn
@@ -183,6 +187,13 @@ class StoreConnection:
                 yield conn
         elif self.group.failure is not None:
             raise self.group.failure
+        elif self.group.deferred and single:
+            self.group.join()
+            try:
+                yield conn
+            except BaseException:
+                self._memo.clear()  # a sequence number may have been taken for nothing
+                raise
         elif self.group.deferred:
             self.group.join()
             with self._savepoint("write"):
@@ -217,6 +228,7 @@ class StoreConnection:
             self._depth -= 1
 
     def _roll_back(self, exc: BaseException, statement: str) -> None:
+        self._memo.clear()
         if is_damage(exc):  # the rollback may meet the same damage: report the first
             with suppress(sqlite3.Error):
                 self._conn.execute(statement)
@@ -260,24 +272,27 @@ class StoreConnection:
         row = conn.execute("SELECT players FROM episodes WHERE id=?", (episode_id,)).fetchone()
         return len(load_json(row[0]))
 
-    def _writable(self, conn: sqlite3.Connection, episode_id: str) -> sqlite3.Row:
+    def _writable(self, conn: sqlite3.Connection, episode_id: str) -> EpisodeFacts:
         """The episode's row, if it may still receive data: it exists and is not finished.
-
-        Inside one `transaction` (one step of an episode) it is read once: nothing else writes
-        the row while the store's lock is held."""
-        key = ("row", episode_id)
-        if self._grouped and key in self._memo:
-            return self._memo[key]  # type: ignore[no-any-return]
+        Read once while it may be trusted (`store_memo`)."""
+        trusted = self._grouped or self.group.deferred
+        facts = self._memo.get(episode_id) if trusted else None
+        if facts is not None:
+            return facts
         row = conn.execute(
-            "SELECT status, players, labels FROM episodes WHERE id=?", (episode_id,)
+            "SELECT status, experiment_id, players, labels FROM episodes WHERE id=?",
+            (episode_id,),
         ).fetchone()
         if row is None:
             raise StratagemError(f"unknown episode '{episode_id}'")
         if row["status"] == "finished":
             raise StratagemError(f"episode '{episode_id}' is finished; its records are final")
-        if self._grouped:
-            self._memo[key] = row
-        return row  # type: ignore[no-any-return]
+        facts = EpisodeFacts(
+            row["experiment_id"], len(load_json(row["players"])), load_json(row["labels"])
+        )
+        if trusted:
+            self._memo[episode_id] = facts
+        return facts
 
     @staticmethod
     def _clear_children(conn: sqlite3.Connection, episode_id: str) -> None:
@@ -285,20 +300,19 @@ class StoreConnection:
             conn.execute(f"DELETE FROM {table} WHERE episode_id=?", (episode_id,))
         conn.execute("UPDATE llm_calls SET episode_id=NULL WHERE episode_id=?", (episode_id,))
 
-    def _next_seq(self, conn: sqlite3.Connection, table: str, episode_id: str) -> int:
-        """The next free sequence number of an episode's rows in `table`; inside one
-        `transaction` the table is read once and later numbers follow from it."""
-        key = (table, episode_id)
-        if self._grouped and key in self._memo:
-            seq = int(self._memo[key])
-        else:
+    def _next_seq(
+        self, conn: sqlite3.Connection, table: str, facts: EpisodeFacts, episode_id: str
+    ) -> int:
+        """The next free sequence number of an episode's rows in `table`: read once, and
+        counted on while the episode's facts are remembered."""
+        seq = facts.next_seq.get(table)
+        if seq is None:
             row = conn.execute(
                 f"SELECT COALESCE(MAX(seq) + 1, 0) FROM {table} WHERE episode_id=?",
                 (episode_id,),
             ).fetchone()
             seq = int(row[0])
-        if self._grouped:
-            self._memo[key] = seq + 1
+        facts.next_seq[table] = seq + 1
         return seq
 
     @staticmethod

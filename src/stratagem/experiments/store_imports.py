@@ -116,6 +116,7 @@ class StoreImports(StoreConnection):
                     if spec is None and existing["status"] != "finished":
                         spec = load_json(existing["spec"])
                     conn.execute("DELETE FROM episodes WHERE id=?", (m.episode_id,))
+                    self._memo.pop(m.episode_id, None)
                 name = m.game_name or m.game.name
                 descs = [player_descriptor(p, "strategy") for p in m.players]
                 if spec is None:
@@ -175,6 +176,7 @@ class StoreImports(StoreConnection):
                         "pass replace=True to overwrite it"
                     )
                 conn.execute("DELETE FROM episodes WHERE id=?", (ep.id,))
+                self._memo.pop(ep.id, None)
             if experiment is not None:
                 if experiment.id != ep.experiment_id:
                     raise StratagemError(

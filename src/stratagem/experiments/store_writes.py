@@ -3,7 +3,6 @@ and its rounds, events, model calls, answers and beliefs the moment they exist."
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,7 +83,7 @@ class StoreWrites(StoreConnection):
                     f"episode '{episode_id}' is already finished; pass replace=True to re-run it"
                 )
             self._clear_children(conn, episode_id)
-            self._memo.clear()  # the episode row changes
+            self._memo.pop(episode_id, None)  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='running', started_at=?, finished_at=NULL, "
                 "payoffs=NULL, error=NULL WHERE id=?",
@@ -110,7 +109,7 @@ class StoreWrites(StoreConnection):
                     totals = [t + x for t, x in zip(totals, values, strict=True)]
             else:
                 totals = check_numbers(payoffs, n, f"episode '{episode_id}' payoffs")
-            self._memo.clear()  # the episode row changes
+            self._memo.pop(episode_id, None)  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='finished', payoffs=?, finished_at=?, error=NULL "
                 "WHERE id=?",
@@ -122,7 +121,7 @@ class StoreWrites(StoreConnection):
         with self._tx() as conn:
             if self._status(conn, episode_id) == "finished":
                 raise StratagemError(f"episode '{episode_id}' is finished; it cannot fail now")
-            self._memo.clear()  # the episode row changes
+            self._memo.pop(episode_id, None)  # the episode row changes
             conn.execute(
                 "UPDATE episodes SET status='failed', error=?, finished_at=? WHERE id=?",
                 (error, now(), episode_id),
@@ -139,12 +138,12 @@ class StoreWrites(StoreConnection):
     ) -> None:
         """Record one played round; actions are labels (None for a missing move)."""
         what = f"episode '{episode_id}' round {round}"
-        with self._tx() as conn:
-            row = self._writable(conn, episode_id)
-            n = len(load_json(row["players"]))
+        with self._tx(single=True) as conn:
+            facts = self._writable(conn, episode_id)
+            n = facts.n_players
             if len(actions) != n:
                 raise StratagemError(f"{what}: expected {n} actions, got {len(actions)}")
-            labels = load_json(row["labels"])
+            labels = facts.labels
             if labels is not None:
                 for p, a in enumerate(actions):
                     if a is not None and a not in labels[p]:
@@ -183,12 +182,12 @@ class StoreWrites(StoreConnection):
         """Record an event (a message, a move of a non-matrix game); returns its sequence number.
         `visible_to` None: every seat may see it; otherwise only those seats."""
         visible = check_visibility(visible_to, f"event '{kind}'")
-        with self._tx() as conn:
-            self._writable(conn, episode_id)
+        with self._tx(single=True) as conn:
+            facts = self._writable(conn, episode_id)
             if seq is None:
-                seq = self._next_seq(conn, "events", episode_id)
+                seq = self._next_seq(conn, "events", facts, episode_id)
             else:
-                self._memo.pop(("events", episode_id), None)
+                facts.next_seq.pop("events", None)
             try:
                 conn.execute(
                     "INSERT INTO events (episode_id, seq, round, kind, player, data, visible_to) "
@@ -230,33 +229,31 @@ class StoreWrites(StoreConnection):
 
         Credentials found under well-known keys of the request or response are redacted.
         """
-        record = LlmCallRecord(
-            episode_id=episode_id,
-            model=model,
-            seq=seq,
-            player=player,
-            round=round,
-            cache_key=cache_key,
-            request=request,
-            response=response,
-            text=text,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost_usd=cost_usd,
-            latency_s=latency_s,
-            cached=cached,
-            error=error,
-            created_at=now(),
-        )
-        with self._tx() as conn:
+        with self._tx(single=True) as conn:
             if episode_id is not None:
-                self._writable(conn, episode_id)
+                facts = self._writable(conn, episode_id)
                 if seq is None:
-                    record = dataclasses.replace(
-                        record, seq=self._next_seq(conn, "llm_calls", episode_id)
-                    )
+                    seq = self._next_seq(conn, "llm_calls", facts, episode_id)
                 else:
-                    self._memo.pop(("llm_calls", episode_id), None)
+                    facts.next_seq.pop("llm_calls", None)
+            record = LlmCallRecord(
+                episode_id=episode_id,
+                model=model,
+                seq=seq,
+                player=player,
+                round=round,
+                cache_key=cache_key,
+                request=request,
+                response=response,
+                text=text,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=cost_usd,
+                latency_s=latency_s,
+                cached=cached,
+                error=error,
+                created_at=now(),
+            )
             return self._insert_llm_call(conn, record)
 
     def add_answer(

@@ -8,6 +8,7 @@ The first response stored under a key wins and is never replaced, so replays are
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -41,6 +42,12 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 def _canonical(value: Any) -> str:
     return _CANONICAL.encode(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _key_head(model: str) -> str:
+    """What every key of `model` starts with, encoded once per model."""
+    return f'{{"format":{_canonical(CACHE_FORMAT)},"model":{_canonical(model)},"request":'
 
 
 def _response_from_json(data: dict[str, Any]) -> Response:
@@ -108,10 +115,7 @@ class ResponseCache:
         request_json = _canonical(body)
         # _canonical({"format": ..., "model": ..., "request": body, "sample": ...}), keys sorted,
         # with the request encoded once.
-        payload = (
-            f'{{"format":{_canonical(CACHE_FORMAT)},"model":{_canonical(model)},'
-            f'"request":{request_json},"sample":{int(sample)}}}'
-        )
+        payload = f'{_key_head(model)}{request_json},"sample":{int(sample)}}}'
         return hashlib.sha256(payload.encode("utf-8")).hexdigest(), request_json
 
     def get(self, key: str) -> Response | None:

@@ -20,13 +20,21 @@ class GroupCommit:
     `deferred` (holding `lock`); `on_open` is called as a write opens the transaction."""
 
     def __init__(
-        self, conn: sqlite3.Connection, lock: threading.Lock | threading.RLock, path: str, lost: str
+        self,
+        conn: sqlite3.Connection,
+        lock: threading.Lock | threading.RLock,
+        path: str,
+        lost: str,
+        forget: Callable[[], None] | None = None,
     ) -> None:
         self._conn = conn
         self._lock = lock
         self._path = path
         self._lost = lost
         """What a failed commit loses, in the words of its line."""
+        self._forget = forget
+        """Called as a deferral starts or ends and at a rollback: what the owner remembers of
+        the file may not hold any more."""
         self._on_open: Callable[[], None] | None = None
         self._open = False
         self.failure: StratagemError | None = None
@@ -41,6 +49,8 @@ class GroupCommit:
         self._on_open = on_open
         if on_open is None:
             self.commit()
+        if self._forget is not None:
+            self._forget()
 
     def join(self) -> None:
         """Before a write: open the shared transaction unless it is open."""
@@ -59,8 +69,7 @@ class GroupCommit:
             try:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
+                self._roll_back()
                 self.failure = StratagemError(
                     f"{self._path}: a commit failed ({exc}); {self._lost}"
                 )
@@ -71,5 +80,10 @@ class GroupCommit:
         with self._lock:
             if self._open:
                 self._open = False
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
+                self._roll_back()
+
+    def _roll_back(self) -> None:
+        with suppress(sqlite3.Error):
+            self._conn.execute("ROLLBACK")
+        if self._forget is not None:
+            self._forget()
