@@ -7,7 +7,9 @@ through the call pipeline alone (`build_client`, no cache, no limits) and throug
 runner (PD episodes against TitForTat, store and response cache on), each with the `openai/...`
 provider over its default aiohttp transport, over the openai SDK (`params.transport: sdk`, what
 every call went through before), and with a bare asyncio HTTP transport for reference (the floor).
-A cProfile pass at the highest concurrency splits the provider rows' CPU per call by component.
+At 256 it then runs the runner with and without each of its throughput settings (collector, group
+commit, workers started in groups), alternated, so each is measured side by side. A cProfile pass
+at the highest concurrency splits the provider rows' CPU per call by component.
 Goals: ratio >= 0.95 (pipeline) and >= 0.90 (runner) at 256, <= 1 ms of CPU per call.
 
 Part 2: a 50-round Prisoner's Dilemma against TitForTat, plain agent in history "chat" mode (one
@@ -41,6 +43,7 @@ from typing import Any
 import numpy
 from latency_server import serving
 
+import stratagem.experiments.executors as executors
 import stratagem.experiments.runner as runner_module
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
@@ -313,31 +316,33 @@ class _CommitEachWrite:
         return None
 
 
-SETTINGS: dict[str, tuple[str, Any, Any]] = {
-    "collector": ("frozen_setup", runner_module.frozen_setup, _as_python_sets_it),
-    "commits": ("TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
+SETTINGS: dict[str, tuple[Any, str, Any, Any]] = {
+    "collector": (runner_module, "frozen_setup", runner_module.frozen_setup, _as_python_sets_it),
+    "commits": (runner_module, "TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
+    "start": (executors, "STARTS_PER_TURN", executors.STARTS_PER_TURN, 1_000_000),
 }
-"""Runner settings worth a side-by-side row: (the runner module's name for it, the run's own,
-the comparison). The run's garbage-collector settings (experiments/heap.py) against the default
-collector; its group commit (experiments/commits.py) against a commit for every write."""
+"""Runner settings worth a side-by-side row: (the module, its name for the setting, the run's
+own, the comparison). The run's garbage-collector settings (experiments/heap.py) against the
+default collector; its group commit (experiments/commits.py) against a commit for every write;
+its workers started a group per event-loop turn (experiments/executors.py) against all at once."""
 
 
 def setting_rows(url: str, latency: float, concurrency: int) -> None:
     """The runner with each setting as a run has it and without, alternated, twice each: what
     each is worth, measured side by side."""
     model = TRANSPORTS[PROVIDER]
-    for setting, (name, own, other) in SETTINGS.items():
+    for setting, (module, name, own, other) in SETTINGS.items():
         print(f"runner at {concurrency}, {PROVIDER}, side by side: {setting}, a run's and not")
         print(HEADER.format(extra="episodes"))
         try:
             for _ in range(2):
                 for label, value in (("run's", own), ("without", other)):
-                    setattr(runner_module, name, value)
+                    setattr(module, name, value)
                     row = run_experiment(model, url, latency, concurrency)
                     tail = f"  {setting}: {label}"
                     print(row.row(f"{runner_episodes(concurrency):>8} ") + tail, flush=True)
         finally:
-            setattr(runner_module, name, own)
+            setattr(module, name, own)
 
 
 # --- CPU by component ---------------------------------------------------------------------------
