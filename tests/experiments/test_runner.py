@@ -4,6 +4,7 @@ budgets and config errors, from a YAML file on disk as a user writes it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +17,18 @@ from support.cli import cli
 from stratagem.analysis.cells import cell_table
 from stratagem.experiments.config import load_config
 from stratagem.experiments.grid import expand
-from stratagem.experiments.runner import CACHE_FILE, STORE_FILE, Runner, RunSummary
+from stratagem.experiments.records import EncodedJson
+from stratagem.experiments.runner import (
+    CACHE_FILE,
+    STORE_FILE,
+    Runner,
+    RunSummary,
+    stored_request,
+)
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.providers.scripted import _REGISTERED, register_script
-from stratagem.llm.types import Request
+from stratagem.llm.types import Message, Request
 
 GARBAGE = "I would rather not say."
 
@@ -306,3 +314,19 @@ def test_missing_and_malformed_files_are_one_line_errors(
     code, _, err = cli(capsys, "run", str(broken))
     (line,) = err.strip().splitlines()
     assert code == 2 and line.startswith(f"error: {broken}:") and "not valid YAML" in line
+
+
+def test_a_call_record_keeps_the_cache_keys_encoding_of_its_request() -> None:
+    """The request is encoded once for its cache key, its cache row and its record: the record
+    is that text with `n`, the purpose and the retries added, and reads as the request does."""
+    request = Request(
+        (Message("system", "Règles"), Message("user", "Round 1")),
+        choices=("a", "b"), temperature=1, seed=3, n=2,
+    )  # fmt: skip
+    canonical = ResponseCache.key_and_request("m", request, 0)[1]
+    stored = stored_request(request, "decision", 2, canonical)
+    assert isinstance(stored, EncodedJson) and stored.text.endswith(canonical[1:])
+    plain = stored_request(request, "decision", 2, None)  # no cache: encoded by the store
+    assert plain == {**request.to_json(), "purpose": "decision", "retries": 2}
+    as_read = json.loads(json.dumps(plain))
+    assert json.loads(stored.text) == {**as_read, "temperature": 1.0}  # as the key reads it

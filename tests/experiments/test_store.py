@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.records import EncodedJson
 from stratagem.experiments.store import (
     SCHEMA_VERSION,
     EpisodeBundle,
@@ -250,6 +252,16 @@ def test_secrets_are_redacted_under_keys_in_any_case(store: ResultStore, key: st
     store.add_llm_call("m", request={"nested": [{key: "sk-secret"}]}, response={key: "sk-2"})
     (call,) = store.llm_calls()
     assert "sk-" not in repr(call.request) + repr(call.response)
+
+
+@pytest.mark.parametrize("key", ["API_KEY", "api_\u212aey"])
+def test_secrets_in_an_encoded_request_are_redacted(store: ResultStore, key: str) -> None:
+    """A request given as its JSON text (the cache key's, non-ASCII unescaped) is checked too."""
+    text = json.dumps({"nested": [{key: "sk-secret"}], "prompt": "caf\u00e9"}, ensure_ascii=False)
+    store.add_llm_call("m", request=EncodedJson(text))
+    (call,) = store.llm_calls()
+    assert "sk-" not in repr(call.request)
+    assert call.request["prompt"] == "caf\u00e9"
 
 
 # -- whole matches -------------------------------------------------------------------------------

@@ -204,12 +204,25 @@ _KELVIN = "\\u212a"
 JSON (ASCII only) writes it."""
 
 
+@dataclass(frozen=True)
+class EncodedJson:
+    """A value given as its JSON text, encoded already (a request as its cache key encoded it):
+    stored as it is, after the same check for credentials."""
+
+    text: str
+
+
 def dump_redacted(value: Any, what: str) -> str | None:
     """`value` as stored JSON with credentials redacted. Redacting walks every message of a
     request, so it runs only when the JSON holds a secret-looking key (in any case, as `redact`
     compares them): most calls carry none, and the walk cost more than the insert."""
     if value is None:
         return None
+    if isinstance(value, EncodedJson):
+        text = value.text
+        if _KELVIN in text or "\u212a" in text or _SECRET_KEY_JSON.search(text):
+            text = dump_json(redact(json.loads(text)), what)
+        return text
     text = dump_json(value, what)
     if _KELVIN in text or _SECRET_KEY_JSON.search(text):
         text = dump_json(redact(value), what)

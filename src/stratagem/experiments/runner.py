@@ -41,6 +41,7 @@ from stratagem.experiments.heap import frozen_setup
 from stratagem.experiments.limits import MAX_EPISODES
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.plan import Plan, estimate
+from stratagem.experiments.records import EncodedJson, dump_json
 from stratagem.experiments.seating import Seating, seat_agent
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Game
@@ -214,13 +215,14 @@ class Runner:
             response: Response | None,
             error: str | None,
             retries: int,
+            request_json: str | None,
         ) -> None:
             store.add_llm_call(
                 model,
                 episode_id=context.episode_id,
                 player=context.player,
                 round=context.round,
-                request={**request.to_json(), "purpose": context.purpose, "retries": retries},
+                request=stored_request(request, context.purpose, retries, request_json),
                 response=None if response is None else response.to_json(),
                 text=None if response is None else response.text,
                 input_tokens=None if response is None else response.usage.input_tokens,
@@ -333,6 +335,17 @@ class Runner:
         agents = [seat_agent(seat, p, spec.id, seating, game) for p, seat in enumerate(spec.seats)]
         state = await play_episode(store, spec.id, game, agents, spec.seed)
         store.finish_episode(spec.id, list(state.payoffs()))
+
+
+def stored_request(request: Request, purpose: str, retries: int, request_json: str | None) -> Any:
+    """A call record's request: its fields, the call's purpose and its retries. Given the cache
+    key's encoding of the request (every field but `n`, a temperature as a float), that text is
+    kept with the three added, so a call encodes its request once for its cache key, its cache
+    row and its record."""
+    added = {"n": request.n, "purpose": purpose, "retries": retries}
+    if request_json is None:
+        return {**request.to_json(), **added}
+    return EncodedJson(f"{dump_json(added, 'request')[:-1]},{request_json[1:]}")
 
 
 def _usage_text(s: RunSummary) -> str:

@@ -51,8 +51,13 @@ class CallContext:
     """decision | reask | question | tool | debate ..."""
 
 
-CallRecorder = Callable[[str, CallContext, Request, Response | None, str | None, int], None]
-"""(model, context, request, response or None, error text or None, retries) -> None."""
+CallRecorder = Callable[
+    [str, CallContext, Request, Response | None, str | None, int, str | None], None
+]
+"""(model, context, request, response or None, error text or None, retries, request JSON or
+None) -> None. The request JSON is the request as the response cache's key encoded it (every
+field but `n`; `ResponseCache.key_and_request`), when the client has a cache: a recorder may keep
+it instead of encoding the request again."""
 
 
 @dataclass
@@ -146,7 +151,7 @@ class ModelClient:
             if hit is not None:
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
                 self.stats.cache_hits += 1
-                self._record(context, request, response, None, 0)
+                self._record(context, request, response, None, 0, request_json)
                 return response
         self._check_refused()
         if self.budget is not None:
@@ -171,17 +176,17 @@ class ModelClient:
                 f"{_error_text(exc.last)}"
             )
             self.stats.failures += 1
-            self._record(context, request, None, text, exc.retries)
+            self._record(context, request, None, text, exc.retries, request_json)
             raise CallFailed(text, exc.retries) from None
         except ModelRefused as exc:
             if retries:  # earlier attempts of this call were sent (and failed transiently)
                 self.stats.failures += 1
-                self._record(context, request, None, _error_text(exc), retries)
+                self._record(context, request, None, _error_text(exc), retries, request_json)
             raise
         except PermanentError as exc:
             text = _error_text(exc)
             self.stats.failures += 1
-            self._record(context, request, None, text, retries)
+            self._record(context, request, None, text, retries, request_json)
             refused = ModelRefused(scrub_secrets(str(exc)), self.model)
             if self.refused is None:
                 self.refused = refused
@@ -189,7 +194,7 @@ class ModelClient:
         except Exception as exc:
             text = _error_text(exc)
             self.stats.failures += 1
-            self._record(context, request, None, text, retries)
+            self._record(context, request, None, text, retries, request_json)
             if scrub_secrets(str(exc)) != str(exc):  # never let a credential travel further
                 raise CallFailed(text, retries) from None
             raise
@@ -203,7 +208,7 @@ class ModelClient:
         if self.budget is not None:
             self.budget.charge(cost, response.usage.total)
         # Recorded first: a paid call is counted even if caching its answer fails.
-        self._record(context, request, response, None, result.retries)
+        self._record(context, request, response, None, result.retries, request_json)
         if self.cache is not None and key is not None:
             self.cache.put(key, self.model, request, response, request_json=request_json)
         return response
@@ -239,9 +244,10 @@ class ModelClient:
         response: Response | None,
         error: str | None,
         retries: int,
+        request_json: str | None,
     ) -> None:
         if self.recorder is not None:
-            self.recorder(self.model, context, request, response, error, retries)
+            self.recorder(self.model, context, request, response, error, retries, request_json)
 
     async def aclose(self) -> None:
         await self.provider.aclose()
