@@ -15,7 +15,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.store import ResultStore
 
-ROW_QUERY = "SELECT status, experiment_id, players, labels FROM episodes"
+ROW_QUERY = "SELECT status, players, labels FROM episodes"
 
 
 def make_store(path: Path) -> ResultStore:

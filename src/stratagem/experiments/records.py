@@ -220,7 +220,7 @@ def dump_redacted(value: Any, what: str) -> str | None:
         return None
     if isinstance(value, EncodedJson):
         text = value.text
-        if _KELVIN in text or "\u212a" in text or _SECRET_KEY_JSON.search(text):
+        if "\u212a" in text or _KELVIN in text or _SECRET_KEY_JSON.search(text):  # K raw/escaped
             text = dump_json(redact(json.loads(text)), what)
         return text
     text = dump_json(value, what)

@@ -79,8 +79,8 @@ class StoreConnection:
             forget=self._memo.clear,
         )  # fmt: skip
         """Group commit (a run's, once per event-loop turn): while deferred, every write joins
-        one shared transaction under a savepoint of its own, so each is still all or none. After
-        a failed commit every later write raises the failure."""
+        one shared transaction, under a savepoint of its own unless it is one statement, so each
+        is still all or none. After a failed commit every later write raises the failure."""
         try:
             self._open(memory)
         except sqlite3.DatabaseError as exc:
@@ -280,16 +280,13 @@ class StoreConnection:
         if facts is not None:
             return facts
         row = conn.execute(
-            "SELECT status, experiment_id, players, labels FROM episodes WHERE id=?",
-            (episode_id,),
+            "SELECT status, players, labels FROM episodes WHERE id=?", (episode_id,)
         ).fetchone()
         if row is None:
             raise StratagemError(f"unknown episode '{episode_id}'")
         if row["status"] == "finished":
             raise StratagemError(f"episode '{episode_id}' is finished; its records are final")
-        facts = EpisodeFacts(
-            row["experiment_id"], len(load_json(row["players"])), load_json(row["labels"])
-        )
+        facts = EpisodeFacts(len(load_json(row["players"])), load_json(row["labels"]))
         if trusted:
             self._memo[episode_id] = facts
         return facts

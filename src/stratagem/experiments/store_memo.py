@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 class EpisodeFacts:
     """An open episode's row as its writes need it."""
 
-    experiment_id: str
     n_players: int
     labels: list[list[str]] | None
     next_seq: dict[str, int] = field(default_factory=dict)
