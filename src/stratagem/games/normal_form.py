@@ -43,8 +43,9 @@ class NormalFormGame(Game):
         self._description = description
         if self.n_players < 2:
             raise StratagemError(f"game '{name}': needs at least 2 players, got {self.n_players}")
+        self.choices = tuple(Choice(ls) for ls in self.labels)  # validates: non-empty, no dups
+        """Each player's action space, built once: every observation and move checks against it."""
         for p, ls in enumerate(self.labels):
-            Choice(ls)  # validates: non-empty, no duplicates
             if any(not isinstance(label, str) or not label for label in ls):
                 raise StratagemError(
                     f"game '{name}': player {p + 1} has an empty or non-text label"
@@ -148,7 +149,7 @@ class NormalFormGame(Game):
         return tuple(float(x) for x in self.payoffs[tuple(profile)])
 
     def index(self, player: int, label: str) -> int:
-        return Choice(self.labels[player]).index(label)
+        return self.choices[player].index(label)
 
     def profiles(self) -> list[tuple[int, ...]]:
         """Every pure action profile, in lexicographic order."""
@@ -186,7 +187,7 @@ class OneShotState(State):
         return () if self.profile is not None else tuple(range(self.game.n_players))
 
     def legal(self, player: int) -> Choice:
-        return Choice(self.game.labels[player])
+        return self.game.choices[player]
 
     def observation(self, player: int) -> OneShotObservation:
         legal = None if self.is_terminal() else self.legal(player)

@@ -103,7 +103,7 @@ class RepeatedState(State):
         return () if self.is_terminal() else tuple(range(self.game.n_players))
 
     def legal(self, player: int) -> Choice:
-        return Choice(self.game.stage.labels[player])
+        return self.game.stage.choices[player]
 
     def observation(self, player: int) -> RepeatedObservation:
         return RepeatedObservation(
