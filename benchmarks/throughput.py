@@ -17,7 +17,7 @@ growing conversation), on the embedded `local/gemma-3-270m`, with llama.cpp's KV
 and off: prompt tokens submitted and evaluated per round, and wall time.
 
     .venv/bin/python benchmarks/throughput.py [--latency 0.2] [--off-rounds 10] [--no-profile]
-                                              [--skip-server] [--skip-kv]
+                                              [--pairs 3] [--skip-server] [--skip-kv]
 """
 
 from __future__ import annotations
@@ -327,22 +327,33 @@ default collector; its group commit (experiments/commits.py) against a commit fo
 its workers started a group per event-loop turn (experiments/executors.py) against all at once."""
 
 
-def setting_rows(url: str, latency: float, concurrency: int) -> None:
-    """The runner with each setting as a run has it and without, alternated, twice each: what
-    each is worth, measured side by side."""
+def setting_rows(url: str, latency: float, concurrency: int, pairs: int) -> None:
+    """The runner with each setting as a run has it and without, alternated, `pairs` times each:
+    what each is worth, measured side by side (this machine's speed drifts, so alternate, and
+    read the medians)."""
     model = TRANSPORTS[PROVIDER]
     for setting, (module, name, own, other) in SETTINGS.items():
         print(f"runner at {concurrency}, {PROVIDER}, side by side: {setting}, a run's and not")
         print(HEADER.format(extra="episodes"))
+        rows: dict[str, list[Measure]] = {"run's": [], "without": []}
         try:
-            for _ in range(2):
+            for _ in range(pairs):
                 for label, value in (("run's", own), ("without", other)):
                     setattr(module, name, value)
-                    row = run_experiment(model, url, latency, concurrency)
+                    rows[label].append(run_experiment(model, url, latency, concurrency))
                     tail = f"  {setting}: {label}"
-                    print(row.row(f"{runner_episodes(concurrency):>8} ") + tail, flush=True)
+                    print(rows[label][-1].row(f"{runner_episodes(concurrency):>8} ") + tail)
         finally:
             setattr(module, name, own)
+        print(
+            "  medians, a run's / without: ratio "
+            + " / ".join(f"{statistics.median(m.ratio for m in ms):.3f}" for ms in rows.values())
+            + ", CPU ms/call "
+            + " / ".join(
+                f"{statistics.median(m.cpu_ms_per_call for m in ms):.3f}" for ms in rows.values()
+            ),
+            flush=True,
+        )
 
 
 # --- CPU by component ---------------------------------------------------------------------------
@@ -410,7 +421,7 @@ def print_breakdown(title: str, shares: dict[str, float], measure: Measure) -> N
 # --- part 1 -------------------------------------------------------------------------------------
 
 
-def server_part(latency: float, profiled: bool) -> None:
+def server_part(latency: float, profiled: bool, pairs: int) -> None:
     top = CONCURRENCIES[-1]
     results: dict[str, list[Measure]] = {}
     with serving(latency) as url:
@@ -439,7 +450,7 @@ def server_part(latency: float, profiled: bool) -> None:
                 rows.append(run_experiment(model, url, latency, n))
                 print(rows[-1].row(f"{runner_episodes(n):>8} "), flush=True)
 
-        setting_rows(url, latency, top)
+        setting_rows(url, latency, top, pairs)
 
         if profiled:
             model = TRANSPORTS[PROVIDER]
@@ -596,11 +607,14 @@ def main() -> None:
     )
     parser.add_argument("--skip-server", action="store_true", help="skip part 1")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile pass")
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="alternated pairs of runs per runner setting"
+    )
     parser.add_argument("--skip-kv", action="store_true", help="skip part 2")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; load average {load()} at start (other work skews the figures)")
     if not args.skip_server:
-        server_part(args.latency, not args.no_profile)
+        server_part(args.latency, not args.no_profile, args.pairs)
     if not args.skip_kv:
         kv_part(args.rounds, args.off_rounds)
     print(f"load average {load()} at the end")
