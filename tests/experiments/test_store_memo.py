@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -36,12 +37,12 @@ def events(path: Path, episode_id: str) -> list[tuple[int, str]]:
         conn.close()
 
 
-def deferred(store: ResultStore, body: object) -> None:
-    """Run `body(store)` (a coroutine function) under a run's group commit."""
+def deferred(store: ResultStore, body: Callable[[], Awaitable[None]]) -> None:
+    """Run `body` under a run's group commit, as a run writes."""
 
     async def main() -> None:
         with TurnCommits(store.group):
-            await body()  # type: ignore[operator]
+            await body()
 
     asyncio.run(main())
 
