@@ -68,3 +68,24 @@ def test_an_error_cancels_the_other_workers() -> None:
 
     asyncio.run(main())
     assert finished == []  # the others were cancelled, not left running
+
+
+def test_cancelling_the_run_cancels_its_workers() -> None:
+    """As Ctrl-C cancels a run, even while its workers are still starting: every worker stops
+    with it, none finishes later."""
+    finished: list[int] = []
+
+    async def work(item: int) -> None:
+        await asyncio.sleep(0.05)
+        finished.append(item)
+
+    async def main() -> None:
+        run = asyncio.ensure_future(LocalExecutor().run(range(40), work, 40, asyncio.Event()))
+        await asyncio.sleep(0)  # the first group has started; the rest are still to start
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        await asyncio.sleep(0.1)  # long enough for a worker left running to finish
+
+    asyncio.run(main())
+    assert finished == []
