@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stratagem.agents import Prompter, framings
+from stratagem.agents import PastRound, Prompter, framings
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import get_stage
 from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState
@@ -395,3 +395,53 @@ def test_framings_and_errors(tmp_path: Path) -> None:
         Prompter("mine", history="chat", templates=tmp_path)
     with pytest.raises(StratagemError, match="repeated matrix games"):
         Prompter("neutral").system(get_stage("pd").initial_state().observation(0))
+
+
+def mine(tmp_path: Path, round_j2: str) -> Prompter:
+    """A user framing whose history lists each round's `round.j2` text."""
+    folder = tmp_path / "mine"
+    folder.mkdir(exist_ok=True)
+    (folder / "system.j2").write_text("Play.\n")
+    (folder / "decision.j2").write_text('{% include "mine/history.j2" %}\n')
+    (folder / "history.j2").write_text("{% for r in history %}{{ r.text }};{% endfor %}\n")
+    (folder / "round.j2").write_text(round_j2)
+    return Prompter("mine", templates=tmp_path)
+
+
+def test_a_rounds_text_is_rendered_once_however_many_prompts_show_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """round.j2 makes a game's prompts linear in its length: each past round is rendered once,
+    not at every later prompt."""
+    prompter = mine(tmp_path, "{{ r.round }}:{{ r.own }}/{{ labels[0] }}")
+    rendered: list[int] = []
+    real = Prompter._round_text
+
+    def counted(self: Prompter, past: PastRound, fixed: dict[str, object]) -> str:
+        rendered.append(past.round)
+        return real(self, past, fixed)
+
+    monkeypatch.setattr(Prompter, "_round_text", counted)
+    moves = [("stag", "hare"), ("hare", "hare"), ("stag", "stag")]
+    s = state("sh", 5)
+    text = prompter.decision(s.observation(0))
+    for a, b in moves:  # one episode: each state extends the last
+        s, _ = s.forfeit({0: a, 1: b})
+        text = prompter.decision(s.observation(0))
+    assert text == "1:stag/stag;2:hare/stag;3:stag/stag;"
+    assert rendered == [1, 2, 3]
+
+
+def test_without_round_j2_a_round_has_no_text(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "system.j2").write_text("Play.\n")
+    (tmp_path / "plain" / "decision.j2").write_text('{% include "plain/history.j2" %}\n')
+    (tmp_path / "plain" / "history.j2").write_text("{% for r in history %}{{ r.text }}{% endfor %}")
+    after = obs("sh", 5, ("stag", "hare"))
+    assert Prompter("plain", templates=tmp_path).decision(after) == "None"
+
+
+def test_a_rounds_text_cannot_read_what_changes_from_round_to_round(tmp_path: Path) -> None:
+    prompter = mine(tmp_path, "{{ r.round }} of {{ round }}")
+    with pytest.raises(StratagemError, match=r"mine/round\.j2: 'round' is undefined.*fixed"):
+        prompter.decision(obs("sh", 5, ("stag", "hare")))

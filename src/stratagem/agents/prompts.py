@@ -11,6 +11,10 @@ Files of a framing `<f>`:
 - `decision.j2`: the user turn asking for a decision (required). In history mode "prompt" it
   includes the history summary itself, where the framing wants it.
 - `history.j2`: the summary of past rounds (required).
+- `round.j2`: optional, one past round's text, given to templates as `r.text` (None without it).
+  It is rendered once per round, not at every prompt that shows the history (a history template
+  re-rendering every past round made a game's prompts quadratic in its length), so it sees only
+  `r` and what stays fixed in an episode: not `round`, `history` or `last`.
 - `result.j2`: the user turn telling a round's result, for history mode "chat".
 - `move_made.j2`: an optional user turn after a valid move in chat mode (seed-003).
 - `reask.j2`: the correction hint after an invalid reply (default: `_common/reask.j2`).
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn, get_args
 
@@ -136,6 +140,8 @@ class PastRound:
     opponent: str | None
     own_payoff: float
     opponent_payoff: float
+    text: str | None = None
+    """The framing's `round.j2` for this round, if it has one."""
 
     @property
     def valid(self) -> bool:
@@ -328,12 +334,26 @@ class Prompter:
         if player != me or not shared:
             n, built = 0, []
         labels, opponent_labels = context["labels"], context["opponent_labels"]
-        built = built + [
+        new = [
             _past_round(t, r, me, labels, opponent_labels)
             for t, r in enumerate(rounds[n:], start=n + 1)
         ]
+        if new and self._has("round.j2"):
+            fixed = {k: v for k, v in context.items() if k != "round"}
+            new = [replace(past, text=self._round_text(past, fixed)) for past in new]
+        built = built + new
         self._past = (rounds, me, built)
         return built
+
+    def _round_text(self, past: PastRound, fixed: dict[str, Any]) -> str:
+        path = f"{self.framing}/round.j2"
+        try:
+            return self._env.get_template(path).render(fixed, r=past)
+        except jinja2.UndefinedError as exc:
+            raise StratagemError(
+                f"template {path}: {exc} (a round's text sees only `r` and what stays fixed in "
+                "an episode)"
+            ) from None
 
     # -- helpers ---------------------------------------------------------------------------------
 
