@@ -11,21 +11,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from support.stores import store_with_episodes
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.store import ResultStore
 
 ROW_QUERY = "SELECT status, players, labels FROM episodes"
-
-
-def make_store(path: Path) -> ResultStore:
-    store = ResultStore(path)
-    store.create_experiment("exp", "Experiment", {})
-    for i in range(2):
-        store.add_episode(f"ep{i}", "exp", "pd", ["TitForTat", "TitForTat"], seed=i)
-        store.start_episode(f"ep{i}")
-    return store
 
 
 def events(path: Path, episode_id: str) -> list[tuple[int, str]]:
@@ -48,7 +40,7 @@ def deferred(store: ResultStore, body: Callable[[], Awaitable[None]]) -> None:
 
 
 def test_a_deferred_run_reads_each_episode_row_once(tmp_path: Path) -> None:
-    store = make_store(tmp_path / "s.db")
+    store = store_with_episodes(tmp_path / "s.db")
     reads: list[str] = []
     store._conn.set_trace_callback(lambda sql: reads.append(sql) if ROW_QUERY in sql else None)
 
@@ -70,7 +62,7 @@ def test_a_deferred_run_reads_each_episode_row_once(tmp_path: Path) -> None:
 
 def test_a_rolled_back_step_gives_its_numbers_back(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    store = make_store(path)
+    store = store_with_episodes(path)
 
     async def body() -> None:
         store.add_event("ep0", "first")
@@ -88,7 +80,7 @@ def test_a_rolled_back_step_gives_its_numbers_back(tmp_path: Path) -> None:
 
 def test_a_refused_write_takes_no_number(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    store = make_store(path)
+    store = store_with_episodes(path)
 
     async def body() -> None:
         store.add_event("ep0", "first")
@@ -105,7 +97,7 @@ def test_a_refused_write_takes_no_number(tmp_path: Path) -> None:
 
 def test_a_change_of_the_episode_row_is_seen_at_once(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    store = make_store(path)
+    store = store_with_episodes(path)
 
     async def body() -> None:
         store.add_event("ep0", "before the restart")
@@ -124,7 +116,7 @@ def test_a_change_of_the_episode_row_is_seen_at_once(tmp_path: Path) -> None:
 
 def test_without_a_deferral_another_connections_writes_are_seen(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    store = make_store(path)
+    store = store_with_episodes(path)
     other = ResultStore(path)
     store.add_event("ep0", "mine")
     other.add_event("ep0", "theirs")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -18,7 +17,7 @@ from stratagem.cli.common import (
     app,
     out,
 )
-from stratagem.cli.store_paths import DEFAULT, StoreOption, store_to_write, writing
+from stratagem.cli.store_paths import DEFAULT, StoreOption, writing
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
@@ -71,7 +70,7 @@ def tournament(
     with writing(store) as db:  # refused before playing if another process writes there
         result = t.play()
         _print_standings(result, f"{game}: {turns} turns, {repetitions} repetitions, noise {noise}")
-        _save_tournament(db, store_to_write(store), spec, result)
+        _save_tournament(db, spec, result)
 
 
 STANDING_COLUMNS = (
@@ -91,14 +90,12 @@ def _print_standings(result: TournamentResult, title: str) -> None:
     out.print(fitted_table(STANDING_COLUMNS, rows, out.width, title=Text(title)))
 
 
-def _save_tournament(
-    store: ResultStore, path: Path, spec: dict[str, object], result: TournamentResult
-) -> None:
+def _save_tournament(store: ResultStore, spec: dict[str, object], result: TournamentResult) -> None:
     """Write every match as an episode; a re-run of the same tournament is not stored twice."""
     experiment = stable_id(spec)
     store.create_experiment(experiment, f"tournament on {spec['game']}", spec)
     if store.status_counts(experiment).get("finished", 0) == len(result.matches):
-        _say(out, f"already stored as experiment {experiment} in {path}")
+        _say(out, f"already stored as experiment {experiment} in {store.path}")
         return
     entries = (
         MatchEntry(
@@ -113,7 +110,7 @@ def _save_tournament(
         for m in result.matches
     )
     stored = store.record_matches(entries, replace=True)
-    _say(out, f"stored {stored} matches as experiment {experiment} in {path}")
+    _say(out, f"stored {stored} matches as experiment {experiment} in {store.path}")
 
 
 @app.command()

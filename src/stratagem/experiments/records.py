@@ -218,14 +218,10 @@ def dump_redacted(value: Any, what: str) -> str | None:
     compares them): most calls carry none, and the walk cost more than the insert."""
     if value is None:
         return None
-    if isinstance(value, EncodedJson):
-        text = value.text
-        if "\u212a" in text or _KELVIN in text or _SECRET_KEY_JSON.search(text):  # K raw/escaped
-            text = dump_json(redact(json.loads(text)), what)
-        return text
-    text = dump_json(value, what)
-    if _KELVIN in text or _SECRET_KEY_JSON.search(text):
-        text = dump_json(redact(value), what)
+    text = value.text if isinstance(value, EncodedJson) else dump_json(value, what)
+    # The Kelvin sign raw (an encoded request keeps non-ASCII text) or escaped (ours).
+    if "\u212a" in text or _KELVIN in text or _SECRET_KEY_JSON.search(text):
+        text = dump_json(redact(json.loads(text)), what)
     return text
 
 
