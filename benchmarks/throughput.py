@@ -8,8 +8,8 @@ runner (PD episodes against TitForTat, store and response cache on), each with t
 provider over its default aiohttp transport, over the openai SDK (`params.transport: sdk`, what
 every call went through before), and with a bare asyncio HTTP transport for reference (the floor).
 At 256 it then runs the runner with and without each of its throughput settings (collector, group
-commit, workers started in groups), alternated, so each is measured side by side. A cProfile pass
-at the highest concurrency splits the provider rows' CPU per call by component.
+commit, workers started in groups, the event loop), alternated, so each is measured side by side.
+A cProfile pass at the highest concurrency splits the provider rows' CPU per call by component.
 Goals: ratio >= 0.95 (pipeline) and >= 0.90 (runner) at 256, <= 1 ms of CPU per call.
 
 Part 2: a 50-round Prisoner's Dilemma against TitForTat, plain agent in history "chat" mode (one
@@ -43,6 +43,7 @@ from typing import Any
 import numpy
 from latency_server import serving
 
+import stratagem.experiments.event_loop as event_loop
 import stratagem.experiments.executors as executors
 import stratagem.experiments.runner as runner_module
 from stratagem.agents.plain import PlainLLMAgent
@@ -259,7 +260,7 @@ async def drive_pipeline(
 
 def pipeline_measure(model: Transport, url: str, latency: float, concurrency: int) -> Measure:
     calls = pipeline_calls(concurrency)
-    return asyncio.run(drive_pipeline(model, url, latency, concurrency, calls, warm_up=True))
+    return event_loop.run(drive_pipeline(model, url, latency, concurrency, calls, warm_up=True))
 
 
 # --- part 1b: the experiment runner -----------------------------------------------------------
@@ -290,7 +291,7 @@ def run_experiment(model: Transport, url: str, latency: float, concurrency: int)
         )
         runner = Runner(config, show_progress=False)
         watch = Stopwatch(url)
-        summary = asyncio.run(runner.run())
+        summary = event_loop.run(runner.run())
         measure = watch.stop(latency, concurrency, summary.calls)
     if summary.finished != episodes or summary.cached_calls or summary.errors:
         raise SystemExit(f"the runner did not play cleanly: {summary}")
@@ -320,11 +321,13 @@ SETTINGS: dict[str, tuple[Any, str, Any, Any]] = {
     "collector": (runner_module, "frozen_setup", runner_module.frozen_setup, _as_python_sets_it),
     "commits": (runner_module, "TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
     "start": (executors, "STARTS_PER_TURN", executors.STARTS_PER_TURN, 1_000_000),
+    "loop": (event_loop, "LOOP_FACTORY", event_loop.LOOP_FACTORY, None),
 }
 """Runner settings worth a side-by-side row: (the module, its name for the setting, the run's
 own, the comparison). The run's garbage-collector settings (experiments/heap.py) against the
 default collector; its group commit (experiments/commits.py) against a commit for every write;
-its workers started a group per event-loop turn (experiments/executors.py) against all at once."""
+its workers started a group per event-loop turn (experiments/executors.py) against all at once;
+its event loop (experiments/event_loop.py: uvloop's) against asyncio's own."""
 
 
 def setting_rows(url: str, latency: float, concurrency: int, pairs: int) -> None:
@@ -426,7 +429,7 @@ def server_part(latency: float, profiled: bool, pairs: int) -> None:
     results: dict[str, list[Measure]] = {}
     with serving(latency) as url:
         for model in TRANSPORTS.values():  # imports and the like, before any measurement
-            asyncio.run(drive_pipeline(model, url, latency, 4, 8, warm_up=False))
+            event_loop.run(drive_pipeline(model, url, latency, 4, 8, warm_up=False))
             run_experiment(model, url, latency, 2)
         print(
             f"fake OpenAI-compatible server: {1000 * latency:.0f} ms per reply, in its own "
@@ -457,7 +460,7 @@ def server_part(latency: float, profiled: bool, pairs: int) -> None:
             print(f"CPU per call at concurrency {top}, {PROVIDER}, by component (cProfile):")
             calls = 5 * top
             shares = profile(
-                lambda: asyncio.run(drive_pipeline(model, url, latency, top, calls, True))
+                lambda: event_loop.run(drive_pipeline(model, url, latency, top, calls, True))
             )
             print_breakdown("pipeline", shares, results[f"pipeline, {PROVIDER}"][-1])
             shares = profile(lambda: run_experiment(model, url, latency, top))

@@ -3,7 +3,6 @@ a run above its confirmation bounds, run, and say how it went (or how to continu
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,7 @@ import typer
 
 from stratagem.cli.common import _say, err, out
 from stratagem.errors import StratagemError
+from stratagem.experiments import event_loop
 
 if TYPE_CHECKING:
     from stratagem.experiments.config import ConfirmConfig
@@ -37,7 +37,7 @@ def plan_and_run(
             _say(err, "not started")
             raise typer.Exit(1)
     try:
-        summary = asyncio.run(runner.run())
+        summary = event_loop.run(runner.run())
     except KeyboardInterrupt:
         done = runner.summary.skipped + runner.summary.finished
         _say(err, f"interrupted: {done} of {runner.summary.episodes} episodes finished; "

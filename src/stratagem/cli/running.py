@@ -81,6 +81,7 @@ def play(
 
     from stratagem.agents.human import HumanPlayer
     from stratagem.analysis.transcript import clean
+    from stratagem.experiments import event_loop
     from stratagem.experiments import play as playing
     from stratagem.experiments.runner import Runner
 
@@ -99,7 +100,7 @@ def play(
 
     runner = Runner(config, console=err, show_progress=False,
                     human=lambda g: HumanPlayer(g, ask, tell))  # fmt: skip
-    summary = asyncio.run(runner.run())
+    summary = event_loop.run(runner.run())
     with ResultStore(out_dir / "stratagem.db") as db:
         for spec in runner.specs:
             record = db.episode(spec.id)
