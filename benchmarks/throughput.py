@@ -225,6 +225,12 @@ def pipeline_calls(concurrency: int) -> int:
     return 20 * concurrency
 
 
+def pipeline_request(i: int) -> Request:
+    """The pipeline rows' `i`-th call: a short system prompt and a choice between two labels."""
+    user = Message("user", f"Round {i}. Choose: cooperate or defect.")
+    return Request((Message("system", SYSTEM), user), choices=LABELS, max_tokens=8, seed=i)
+
+
 async def drive_pipeline(
     model: Transport, url: str, latency: float, concurrency: int, calls: int, warm_up: bool
 ) -> Measure:
@@ -234,13 +240,9 @@ async def drive_pipeline(
     """
     client = build_client(ModelConfig(model=model[0], base_url=url, params=model[1]))
 
-    def request(i: int) -> Request:
-        user = Message("user", f"Round {i}. Choose: cooperate or defect.")
-        return Request((Message("system", SYSTEM), user), choices=LABELS, max_tokens=8, seed=i)
-
     async def worker(counter: itertools.count[int], limit: int) -> None:
         while (i := next(counter)) < limit:
-            (response,) = await client.generate(request(i))
+            (response,) = await client.generate(pipeline_request(i))
             if response.text != LABELS[0]:
                 raise SystemExit(f"unexpected reply {response.text!r}")
 
@@ -270,10 +272,13 @@ def runner_episodes(concurrency: int) -> int:
     return max(2, concurrency)
 
 
-def run_experiment(model: Transport, url: str, latency: float, concurrency: int) -> Measure:
+def run_experiment(
+    model: Transport, url: str, latency: float, concurrency: int, episodes: int | None = None
+) -> Measure:
     """One experiment in a fresh directory (so a fresh response cache: every call reaches the
-    server), `concurrency` episodes at once; timed from `Runner.run` to its end."""
-    episodes = runner_episodes(concurrency)
+    server), `concurrency` episodes at once (of `episodes`, by default as many); timed from
+    `Runner.run` to its end."""
+    episodes = episodes or runner_episodes(concurrency)
     with tempfile.TemporaryDirectory() as tmp:
         config = ExperimentConfig(
             name=f"throughput-{concurrency}",
