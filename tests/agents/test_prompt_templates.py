@@ -445,3 +445,18 @@ def test_a_rounds_text_cannot_read_what_changes_from_round_to_round(tmp_path: Pa
     prompter = mine(tmp_path, "{{ r.round }} of {{ round }}")
     with pytest.raises(StratagemError, match=r"mine/round\.j2: 'round' is undefined.*fixed"):
         prompter.decision(obs("sh", 5, ("stag", "hare")))
+
+
+def test_a_template_setting_a_name_changes_no_other_prompt(tmp_path: Path) -> None:
+    """The prompts of one decision share one set of names (built once, not copied per render):
+    what a template sets stays in its own rendering."""
+    folder = tmp_path / "setter"
+    folder.mkdir()
+    (folder / "system.j2").write_text("{{ rounds }} rounds, {{ range(2) | list }}.\n")
+    (folder / "decision.j2").write_text("{% set rounds = 99 %}{% set range = 0 %}{{ rounds }}.\n")
+    (folder / "history.j2").write_text("-\n")
+    prompter = Prompter("setter", templates=tmp_path)
+    seen = obs("sh", 5, ("stag", "hare"))
+    assert prompter.decision(seen) == "99."
+    assert prompter.system(seen) == "5 rounds, [0, 1]."
+    assert prompter.decision(seen) == "99."

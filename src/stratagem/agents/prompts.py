@@ -199,6 +199,7 @@ class Prompter:
         self._past: tuple[tuple[Round, ...], int, list[PastRound]] = ((), -1, [])
         self._last: tuple[Observation, dict[str, Any]] | None = None
         self._rendered: dict[tuple[str, ...], str] = {}
+        self._merged: tuple[dict[str, Any], dict[str, Any]] | None = None
         if history == "chat" and not self._has("result.j2"):
             raise StratagemError(
                 f"framing '{framing}' has no result.j2, so it cannot keep a chat history; "
@@ -339,7 +340,8 @@ class Prompter:
             for t, r in enumerate(rounds[n:], start=n + 1)
         ]
         if new and self._has("round.j2"):
-            fixed = {k: v for k, v in context.items() if k != "round"}
+            fixed = {**self._env.globals, **context}
+            del fixed["round"]
             new = [replace(past, text=self._round_text(past, fixed)) for past in new]
         built = built + new
         self._past = (rounds, me, built)
@@ -348,7 +350,7 @@ class Prompter:
     def _round_text(self, past: PastRound, fixed: dict[str, Any]) -> str:
         path = f"{self.framing}/round.j2"
         try:
-            return self._env.get_template(path).render(fixed, r=past)
+            return _render_in(self._env.get_template(path), fixed, r=past)
         except jinja2.UndefinedError as exc:
             raise StratagemError(
                 f"template {path}: {exc} (a round's text sees only `r` and what stays fixed in "
@@ -359,6 +361,13 @@ class Prompter:
 
     def _has(self, name: str) -> bool:
         return _template_exists(self._env, f"{self.framing}/{name}")
+
+    def _with_globals(self, context: dict[str, Any]) -> dict[str, Any]:
+        """`context` with the environment's globals, built once per context (the system and the
+        decision prompt of one decision share it)."""
+        if self._merged is None or self._merged[0] is not context:
+            self._merged = (context, {**self._env.globals, **context})
+        return self._merged[1]
 
     def _render(self, name: str, observation: Observation) -> str:
         """Render a template; one that reads only values unchanged since its last rendering (a
@@ -373,7 +382,7 @@ class Prompter:
             if key in self._rendered:
                 return self._rendered[key]
         try:
-            text = template.render(context)
+            text = _render_in(template, self._with_globals(context))
         except jinja2.UndefinedError as exc:
             raise StratagemError(f"template {path}: {exc}") from None
         if key is not None:
@@ -398,6 +407,14 @@ class Prompter:
                 f"labels {list(labels)} differ only in case, so replies would be ambiguous"
             )
         return shown
+
+
+def _render_in(template: jinja2.Template, parent: dict[str, Any], **names: Any) -> str:
+    """`template.render(parent, **names)` where `parent` holds the environment's globals already:
+    `render` copies its arguments and merges the globals into them each time, which cost more
+    than rendering a round's line. jinja2 reads `parent` and never writes it."""
+    context = template.new_context(parent, shared=True, locals=names or None)
+    return template.environment.concat(template.root_render_func(context))
 
 
 def _repeated(observation: Observation) -> RepeatedObservation:
