@@ -2,9 +2,10 @@
 
 `throughput.py` times a fixed amount of work from its first call to its last, so its ratios
 include the start (256 tasks sending their first calls together) and the drain. This one measures
-the rate once running, as in a long run: the calls the fake server (`latency_server.py`) answered
+the rate once running, as in a long run: the calls the fake server (`latency_server.py`) received
 in a window of `--window` seconds that opens `--warm` seconds after the start, while the client
-keeps calling. CPU per call is the window's CPU time of every client process over those calls.
+keeps calling (once running, it answers as many as it receives). CPU per call is the window's CPU
+time of every client process over those calls.
 
 - pipeline: 256 tasks calling through `build_client` (no cache, no limits), started together,
   over the `openai` provider (aiohttp) and over the bare reference transport;
@@ -69,7 +70,7 @@ ROWS: dict[str, list[Client]] = {
 
 
 def served(url: str) -> int:
-    """Chat completions the fake server has answered so far."""
+    """Chat completions the fake server has received so far."""
     with urllib.request.urlopen(url.removesuffix("/v1") + "/stats") as reply:
         return int(json.load(reply)["requests"])
 
