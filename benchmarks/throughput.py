@@ -8,7 +8,8 @@ runner (PD episodes against TitForTat, store and response cache on), each with t
 provider over its default aiohttp transport, over the openai SDK (`params.transport: sdk`, what
 every call went through before), and with a bare asyncio HTTP transport for reference (the floor).
 At 256 it then runs the runner with and without each of its throughput settings (collector, group
-commit, workers started in groups, the event loop), alternated, so each is measured side by side.
+commit, workers started in groups, the event loop, WAL checkpoints in a thread), alternated, so
+each is measured side by side.
 A cProfile pass at the highest concurrency splits the provider rows' CPU per call by component.
 Goals, at 256: ratio >= 0.95 (pipeline) and >= 0.90 (runner), and <= 1 ms of CPU per call.
 `steady_state.py` measures the same rates once running, without these runs' start and drain.
@@ -44,6 +45,7 @@ from typing import Any
 import numpy
 from latency_server import serving
 
+import stratagem.experiments.checkpoints as checkpoints
 import stratagem.experiments.event_loop as event_loop
 import stratagem.experiments.executors as executors
 import stratagem.experiments.runner as runner_module
@@ -328,12 +330,14 @@ SETTINGS: dict[str, tuple[Any, str, Any, Any]] = {
     "commits": (runner_module, "TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
     "start": (executors, "STARTS_PER_TURN", executors.STARTS_PER_TURN, 1_000_000),
     "loop": (event_loop, "LOOP_FACTORY", event_loop.LOOP_FACTORY, None),
+    "checkpoints": (checkpoints, "INTERVAL_S", checkpoints.INTERVAL_S, None),
 }
 """Runner settings worth a side-by-side row: (the module, its name for the setting, the run's
 own, the comparison). The run's garbage-collector settings (experiments/heap.py) against the
 default collector; its group commit (experiments/commits.py) against a commit for every write;
 its workers started a group per event-loop turn (experiments/executors.py) against all at once;
-its event loop (experiments/event_loop.py: uvloop's) against asyncio's own."""
+its event loop (experiments/event_loop.py: uvloop's) against asyncio's own; its WAL checkpoints
+in a thread (experiments/checkpoints.py) against SQLite's own, inside commits."""
 
 
 def setting_rows(url: str, latency: float, concurrency: int, pairs: int) -> None:

@@ -31,6 +31,7 @@ from rich.table import Column
 
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
+from stratagem.experiments.checkpoints import BackgroundCheckpoints
 from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.drift import changed_settings
@@ -272,7 +273,11 @@ class Runner:
             progress.advance(task)
 
         try:
-            with progress, TurnCommits(store.group, cache.group):
+            with (
+                progress,
+                TurnCommits(store.group, cache.group),
+                BackgroundCheckpoints(store.group, cache.group),
+            ):
                 await self.executor.run(todo, play, self.config.concurrency, stop)
         finally:
             for client in clients.values():

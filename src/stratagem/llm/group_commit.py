@@ -44,6 +44,17 @@ class GroupCommit:
     def deferred(self) -> bool:
         return self._on_open is not None
 
+    @property
+    def path(self) -> str:
+        """The file, or ":memory:"."""
+        return self._path
+
+    def checkpoint_after(self, pages: int) -> None:
+        """Let this connection checkpoint the WAL itself once it holds `pages` pages (SQLite's
+        `wal_autocheckpoint`; 1,000 unless set)."""
+        with self._lock:
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
+
     def defer(self, on_open: Callable[[], None] | None) -> None:
         """Defer commits (`on_open` set) or stop deferring (None: commits what is open)."""
         self._on_open = on_open
