@@ -3,17 +3,18 @@
 SQLite copies a WAL file's pages back into the database (a checkpoint), and syncs both to disk,
 inside the commit that takes the WAL past 1,000 pages. At hundreds of episodes in flight a run's
 commits did that several times a second, each holding the event loop about 10 ms. During a run a
-thread checkpoints the store and the response cache once a second instead, on a connection of its
-own, in SQLite's PASSIVE mode: it copies only what is committed and never makes a writer or a
+thread checkpoints the store and the response cache every `INTERVAL_S` instead, on a connection of
+its own, in SQLite's PASSIVE mode: it copies only what is committed and never makes a writer or a
 reader wait. sqlite3 lets go of the GIL while SQLite works, so the copying and the syncs run beside
 the event loop. The run's own connections still checkpoint past 10,000 pages, should the thread
 fall behind. Durability is SQLite's either way: a kill at any point leaves every commit readable.
 
-Measured on `benchmarks/throughput.py`'s runner at concurrency 256 with 1,024 episodes, in
-scratch scripts: its commits held the loop 0.55 s less per 10 s run; 0.75 -> 0.77 of the limit
-(medians of 10 alternated runs each), CPU per call unchanged (0.86 ms); once running
-(`steady_state.py`'s window, 5 alternated runs each, a slow hour) 0.58 -> 0.68. On the benchmark's
-own short batches (2,560 calls) it is within the noise (5 pairs: 0.74 without, 0.72 with).
+Measured on `benchmarks/throughput.py`'s runner at concurrency 256 (alternated runs, 6 each, in a
+scratch script), every 0.25 s against SQLite's own: 0.68 -> 0.71 of the limit and 1.02 -> 0.99 ms
+of CPU per call on its batches of 2,560 calls; 0.78 -> 0.82 and 0.81 -> 0.79 ms with 1,024
+episodes. Once a second was worse on the short batches (0.81 -> 0.97 ms per call): between
+checkpoints the WAL grew to about 20 MB, and writing new blocks of the file cost more than the
+checkpoints saved.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from types import TracebackType
 
 from stratagem.llm.group_commit import GroupCommit
 
-INTERVAL_S: float | None = 1.0
+INTERVAL_S: float | None = 0.25
 """Seconds between the thread's checkpoints; None: no thread, SQLite's own checkpoints."""
 BACKSTOP_PAGES = 10_000
 """WAL pages past which a run's connection checkpoints itself (the thread fell behind)."""
