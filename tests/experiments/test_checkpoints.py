@@ -30,6 +30,12 @@ def write_events(store: ResultStore, n: int) -> None:
         store.add_event("ep0", "note", {"text": "x" * 2000, "i": i})
 
 
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checkpoints every 20 ms, so a test sees the thread work within its writes."""
+    monkeypatch.setattr(checkpoints, "INTERVAL_S", 0.02)
+
+
 def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -37,10 +43,8 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def test_the_thread_copies_the_wal_into_the_database(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(checkpoints, "INTERVAL_S", 0.02)
+@pytest.mark.usefixtures("fast")
+def test_the_thread_copies_the_wal_into_the_database(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = store_with_episodes(path)
     with BackgroundCheckpoints(store.group) as background:
@@ -55,10 +59,8 @@ def test_the_thread_copies_the_wal_into_the_database(
     fresh.close()
 
 
-def test_the_thread_stops_and_closes_its_connections(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(checkpoints, "INTERVAL_S", 0.02)
+@pytest.mark.usefixtures("fast")
+def test_the_thread_stops_and_closes_its_connections(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = store_with_episodes(path)
     cache = ResponseCache(tmp_path / "c.db")
@@ -87,10 +89,10 @@ def test_in_memory_stores_and_the_setting_off_start_no_thread(
         assert wal_pages(store) == checkpoints.SQLITE_DEFAULT_PAGES
 
 
+@pytest.mark.usefixtures("fast")
 def test_a_failing_checkpoint_skips_a_pass_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(checkpoints, "INTERVAL_S", 0.02)
     store = store_with_episodes(tmp_path / "s.db")
     real = sqlite3.connect
     tries: list[str] = []
@@ -114,11 +116,11 @@ def test_a_run_checkpoints_its_store_and_cache_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(checkpoints, "INTERVAL_S", 0.01)
-    seen: list[list[str]] = []
+    seen: list[BackgroundCheckpoints] = []
     real_enter = BackgroundCheckpoints.__enter__
 
     def enter(self: BackgroundCheckpoints) -> BackgroundCheckpoints:
-        seen.append([Path(f.path).name for f in self.files])
+        seen.append(self)
         return real_enter(self)
 
     monkeypatch.setattr(BackgroundCheckpoints, "__enter__", enter)
@@ -135,7 +137,9 @@ def test_a_run_checkpoints_its_store_and_cache_in_the_background(
     )
     summary = asyncio.run(Runner(config, show_progress=False).run())
     assert summary.finished == 8 and not summary.errors
-    assert seen == [[STORE_FILE, CACHE_FILE]]
+    (background,) = seen
+    assert [Path(f.path).name for f in background.files] == [STORE_FILE, CACHE_FILE]
+    assert background.passes > 0  # it checkpointed while the episodes played
     with ResultStore(tmp_path / STORE_FILE) as store:
         assert wal_pages(store) == checkpoints.SQLITE_DEFAULT_PAGES
         assert len(store.llm_calls()) == 160
