@@ -32,11 +32,10 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 
 from latency_server import serving
-from throughput import LABELS, PROVIDER, TRANSPORTS, Transport, pipeline_request, run_experiment
+from throughput import PROVIDER, TRANSPORTS, Transport, pipeline_call, run_experiment, server_stats
 
 import stratagem.experiments.event_loop as event_loop
 from stratagem.llm.pipeline import build_client
@@ -69,12 +68,6 @@ ROWS: dict[str, list[Client]] = {
 }
 
 
-def served(url: str) -> int:
-    """Chat completions the fake server has received so far."""
-    with urllib.request.urlopen(url.removesuffix("/v1") + "/stats") as reply:
-        return int(json.load(reply)["requests"])
-
-
 def sleep_until(moment: float) -> None:
     time.sleep(max(0.0, moment - time.time()))
 
@@ -89,9 +82,7 @@ async def pipeline(transport: Transport, url: str, in_flight: int, until: float)
 
     async def task() -> None:
         while time.time() < until:
-            (response,) = await client.generate(pipeline_request(next(counter)))
-            if response.text != LABELS[0]:
-                raise SystemExit(f"unexpected reply {response.text!r}")
+            await pipeline_call(client, next(counter))
 
     try:
         await asyncio.gather(*(task() for _ in range(in_flight)))
@@ -169,9 +160,9 @@ def measure(clients: list[Client], url: str, warm: float, window: float) -> Wind
             p.stdin.write(f"{start} {opens} {closes}\n")
             p.stdin.flush()
         sleep_until(opens)
-        first = served(url)
+        first = server_stats(url).requests
         sleep_until(closes)
-        last = served(url)
+        last = server_stats(url).requests
         cpu = 0.0
         for p in procs:
             assert p.stdout is not None

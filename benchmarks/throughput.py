@@ -40,7 +40,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 from latency_server import serving
@@ -113,11 +113,21 @@ HEADER = (
 )
 
 
-def server_stats(url: str) -> tuple[float, int]:
-    """The fake server's own CPU seconds and connections accepted so far."""
+class ServerStats(NamedTuple):
+    """The fake server's counters so far."""
+
+    cpu_s: float
+    """Its own CPU seconds."""
+    connections: int
+    """TCP connections accepted."""
+    requests: int
+    """Chat completions received."""
+
+
+def server_stats(url: str) -> ServerStats:
     with urllib.request.urlopen(url.removesuffix("/v1") + "/stats") as reply:
         stats = json.load(reply)
-    return float(stats["cpu_s"]), int(stats["connections"])
+    return ServerStats(float(stats["cpu_s"]), int(stats["connections"]), int(stats["requests"]))
 
 
 class Stopwatch:
@@ -132,7 +142,8 @@ class Stopwatch:
     def stop(self, latency: float, concurrency: int, calls: int) -> Measure:
         wall, cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
         server = server_stats(self.url)
-        cpu_server, conns = server[0] - self.server[0], server[1] - self.server[1]
+        cpu_server = server.cpu_s - self.server.cpu_s
+        conns = server.connections - self.server.connections
         return Measure(concurrency, calls, wall, cpu, cpu_server, conns, latency)
 
 
@@ -228,10 +239,14 @@ def pipeline_calls(concurrency: int) -> int:
     return 20 * concurrency
 
 
-def pipeline_request(i: int) -> Request:
-    """The pipeline rows' `i`-th call: a short system prompt and a choice between two labels."""
+async def pipeline_call(client: ModelClient, i: int) -> None:
+    """The pipeline rows' `i`-th call (a short system prompt, a choice between two labels),
+    its reply checked."""
     user = Message("user", f"Round {i}. Choose: cooperate or defect.")
-    return Request((Message("system", SYSTEM), user), choices=LABELS, max_tokens=8, seed=i)
+    request = Request((Message("system", SYSTEM), user), choices=LABELS, max_tokens=8, seed=i)
+    (response,) = await client.generate(request)
+    if response.text != LABELS[0]:
+        raise SystemExit(f"unexpected reply {response.text!r}")
 
 
 async def drive_pipeline(
@@ -245,9 +260,7 @@ async def drive_pipeline(
 
     async def worker(counter: itertools.count[int], limit: int) -> None:
         while (i := next(counter)) < limit:
-            (response,) = await client.generate(pipeline_request(i))
-            if response.text != LABELS[0]:
-                raise SystemExit(f"unexpected reply {response.text!r}")
+            await pipeline_call(client, i)
 
     async def wave(limit: int) -> None:
         counter = itertools.count()
