@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,19 @@ def events(path: Path, episode_id: str) -> list[tuple[int, str]]:
         conn.close()
 
 
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "s.db"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[ResultStore]:
+    """A store with pending episodes "ep0" and "ep1", closed after the test."""
+    store = store_with_episodes(path)
+    yield store
+    store.close()
+
+
 def deferred(store: ResultStore, body: Callable[[], Awaitable[None]]) -> None:
     """Run `body` under a run's group commit, as a run writes."""
 
@@ -39,8 +52,7 @@ def deferred(store: ResultStore, body: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(main())
 
 
-def test_a_deferred_run_reads_each_episode_row_once(tmp_path: Path) -> None:
-    store = store_with_episodes(tmp_path / "s.db")
+def test_a_deferred_run_reads_each_episode_row_once(store: ResultStore, path: Path) -> None:
     reads: list[str] = []
     store._conn.set_trace_callback(lambda sql: reads.append(sql) if ROW_QUERY in sql else None)
 
@@ -54,16 +66,12 @@ def test_a_deferred_run_reads_each_episode_row_once(tmp_path: Path) -> None:
 
     deferred(store, body)
     assert len(reads) == 2  # once per episode, for 18 writes over 3 turns
-    assert events(tmp_path / "s.db", "ep1") == [(0, "move0"), (1, "move1"), (2, "move2")]
+    assert events(path, "ep1") == [(0, "move0"), (1, "move1"), (2, "move2")]
     seqs = store._conn.execute("SELECT seq FROM llm_calls WHERE episode_id='ep0' ORDER BY seq")
     assert [r[0] for r in seqs] == [0, 1, 2]
-    store.close()
 
 
-def test_a_rolled_back_step_gives_its_numbers_back(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = store_with_episodes(path)
-
+def test_a_rolled_back_step_gives_its_numbers_back(store: ResultStore, path: Path) -> None:
     async def body() -> None:
         store.add_event("ep0", "first")
         with pytest.raises(RuntimeError), store.transaction():
@@ -75,13 +83,9 @@ def test_a_rolled_back_step_gives_its_numbers_back(tmp_path: Path) -> None:
 
     deferred(store, body)
     assert events(path, "ep0") == [(0, "first"), (1, "second")]
-    store.close()
 
 
-def test_a_refused_write_takes_no_number(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = store_with_episodes(path)
-
+def test_a_refused_write_takes_no_number(store: ResultStore, path: Path) -> None:
     async def body() -> None:
         store.add_event("ep0", "first")
         with pytest.raises(StratagemError, match="not JSON"):
@@ -92,13 +96,9 @@ def test_a_refused_write_takes_no_number(tmp_path: Path) -> None:
 
     deferred(store, body)
     assert events(path, "ep0") == [(0, "first"), (1, "second")]
-    store.close()
 
 
-def test_a_change_of_the_episode_row_is_seen_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = store_with_episodes(path)
-
+def test_a_change_of_the_episode_row_is_seen_at_once(store: ResultStore, path: Path) -> None:
     async def body() -> None:
         store.add_event("ep0", "before the restart")
         store.start_episode("ep0")  # a restart clears what the attempt wrote
@@ -111,12 +111,11 @@ def test_a_change_of_the_episode_row_is_seen_at_once(tmp_path: Path) -> None:
     deferred(store, body)
     assert events(path, "ep0") == [(0, "after the restart")]
     assert events(path, "ep1") == [(0, "last")]
-    store.close()
 
 
-def test_without_a_deferral_another_connections_writes_are_seen(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = store_with_episodes(path)
+def test_without_a_deferral_another_connections_writes_are_seen(
+    store: ResultStore, path: Path
+) -> None:
     other = ResultStore(path)
     store.add_event("ep0", "mine")
     other.add_event("ep0", "theirs")
@@ -126,4 +125,3 @@ def test_without_a_deferral_another_connections_writes_are_seen(tmp_path: Path) 
         store.add_event("ep1", "too late")
     assert events(path, "ep0") == [(0, "mine"), (1, "theirs"), (2, "mine again")]
     other.close()
-    store.close()
