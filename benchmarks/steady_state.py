@@ -10,6 +10,9 @@ time of every client process over those calls.
 - pipeline: 256 tasks calling through `build_client` (no cache, no limits), started together,
   over the `openai` provider (aiohttp) and over the bare reference transport;
 - runner: PD vs TitForTat, 10 rounds, 4 x 256 episodes at concurrency 256, in one process;
+- the same runner with nothing written per call (its store's calls, rounds and events, and the
+  response cache, made no-ops in that process): the most that moving those writes to a thread or
+  a process of their own could give;
 - the same 1,024 episodes as 2 processes of 512 at concurrency 128, each with its own results
   directory, sharing nothing but the server: what a multi-process executor could reach on this
   machine at best (a real one would add coordination: one store, one budget).
@@ -38,6 +41,8 @@ from latency_server import serving
 from throughput import PROVIDER, TRANSPORTS, Transport, pipeline_call, run_experiment, server_stats
 
 import stratagem.experiments.event_loop as event_loop
+from stratagem.experiments.store import ResultStore
+from stratagem.llm.cache import ResponseCache
 from stratagem.llm.pipeline import build_client
 from stratagem.llm.registry import ModelConfig
 
@@ -56,16 +61,24 @@ class Client:
     transport: str
     in_flight: int
     episodes: int = 0
+    writes: bool = True
+    """False: the runner's per-call writes are no-ops (`without_writes`)."""
 
 
 ROWS: dict[str, list[Client]] = {
     f"pipeline, {PROVIDER}": [Client("pipeline", PROVIDER, IN_FLIGHT)],
     f"pipeline, {BARE}": [Client("pipeline", BARE, IN_FLIGHT)],
     f"runner, {PROVIDER}, 1 process": [Client("runner", PROVIDER, IN_FLIGHT, EPISODES)],
+    f"runner, {PROVIDER}, 1 process, nothing written": [
+        Client("runner", PROVIDER, IN_FLIGHT, EPISODES, writes=False)
+    ],
     f"runner, {PROVIDER}, 2 processes": [
         Client("runner", PROVIDER, IN_FLIGHT // 2, EPISODES // 2) for _ in range(2)
     ],
 }
+
+
+WIDTH = max(map(len, ROWS))
 
 
 def sleep_until(moment: float) -> None:
@@ -90,10 +103,22 @@ async def pipeline(transport: Transport, url: str, in_flight: int, until: float)
         await client.aclose()
 
 
+def without_writes() -> None:
+    """Make what a runner writes per model call and per step no-ops in this process: the store's
+    calls, rounds and events, and the response cache (every lookup a miss, nothing kept)."""
+    ResultStore.add_llm_call = lambda *args, **kwargs: 0  # type: ignore[method-assign]
+    ResultStore.add_round = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    ResultStore.add_event = lambda *args, **kwargs: 0  # type: ignore[method-assign]
+    ResponseCache.get = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    ResponseCache.put = lambda *args, **kwargs: None  # type: ignore[method-assign]
+
+
 def child(client: Client, url: str) -> None:
     """Warm up, say "ready", wait for "<start> <open> <close>" (wall clock), run from `start`,
     and print the CPU seconds this process spent between `open` and `close`."""
     transport = TRANSPORTS[client.transport]
+    if not client.writes:
+        without_writes()
     if client.kind == "runner":
         run_experiment(transport, url, LATENCY, 2)
     else:
@@ -177,6 +202,10 @@ def measure(clients: list[Client], url: str, warm: float, window: float) -> Wind
     return Window(last - first, window, cpu)
 
 
+def row(label: str, ratio: float, cpu_ms_per_call: float) -> str:
+    return f"  {label:<{WIDTH}} ratio {ratio:.3f}  CPU {cpu_ms_per_call:.3f} ms/call"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--window", type=float, default=3.0, help="seconds counted")
@@ -199,12 +228,12 @@ def main() -> None:
             for label, clients in ROWS.items():
                 results[label].append(measure(clients, url, args.warm, args.window))
                 w = results[label][-1]
-                print(f"  {label:<52} ratio {w.ratio:.3f}  CPU {w.cpu_ms_per_call:.3f} ms/call")
+                print(row(label, w.ratio, w.cpu_ms_per_call))
     print("medians:")
     for label, windows in results.items():
         ratio = statistics.median(w.ratio for w in windows)
         cpu = statistics.median(w.cpu_ms_per_call for w in windows)
-        print(f"  {label:<52} ratio {ratio:.3f}  CPU {cpu:.3f} ms/call")
+        print(row(label, ratio, cpu))
 
 
 if __name__ == "__main__":
