@@ -5,13 +5,15 @@ ideal `concurrency / latency`. A bare `asyncio.start_server` HTTP/1.1 keep-alive
 own cost per request far below the client's; it runs in its own process (see `serving`) so its CPU
 never counts as the client's.
 
-- `POST /v1/chat/completions`: a valid `chat.completion` after `latency` seconds. A JSON-schema
+- `POST /v1/chat/completions`: a valid `chat.completion` after `latency` seconds, or with
+  `--jitter J` after a latency drawn uniformly from `latency * (1 +- J)` (the same mean), as a
+  real API's latency varies from call to call (seeded: runs draw the same sequence). A JSON-schema
   `response_format` whose `choice` property is an enum is answered `{"choice": "<first value>"}`;
   any other request gets a short text.
 - `GET /stats`: `{"requests": n, "connections": n, "cpu_s": seconds}`: what it served, and its
   own CPU time.
 
-    .venv/bin/python benchmarks/latency_server.py --latency 0.2 [--port 8000]
+    .venv/bin/python benchmarks/latency_server.py --latency 0.2 [--jitter 0.5] [--port 8000]
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import subprocess
 import sys
 import time
@@ -85,8 +88,12 @@ def _http(status: str, payload: bytes) -> bytes:
 class LatencyServer:
     """The request handler; one instance per server process."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, jitter: float = 0.0) -> None:
+        if not 0 <= jitter < 1:
+            raise ValueError(f"jitter must be at least 0 and below 1, not {jitter}")
         self.latency = latency
+        self.jitter = jitter
+        self.random = random.Random(0)
         self.requests = 0
         self.connections = 0
 
@@ -133,13 +140,15 @@ class LatencyServer:
             return _http("400 Bad Request", b'{"error":{"message":"expected a JSON object"}}')
         self.requests += 1
         serial = self.requests
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(self.latency * (1 + self.jitter * self.random.uniform(-1, 1)))
         return _http("200 OK", completion(request, serial))
 
 
-async def serve(latency: float, host: str = "127.0.0.1", port: int = 0) -> None:
+async def serve(
+    latency: float, host: str = "127.0.0.1", port: int = 0, jitter: float = 0.0
+) -> None:
     """Serve forever; prints `listening on http://host:port/v1` once ready."""
-    handler = LatencyServer(latency)
+    handler = LatencyServer(latency, jitter)
     server = await asyncio.start_server(handler.handle, host, port, backlog=4096)
     bound = server.sockets[0].getsockname()
     print(f"listening on http://{bound[0]}:{bound[1]}/v1", flush=True)
@@ -148,10 +157,19 @@ async def serve(latency: float, host: str = "127.0.0.1", port: int = 0) -> None:
 
 
 @contextlib.contextmanager
-def serving(latency: float) -> Iterator[str]:
+def serving(latency: float, jitter: float = 0.0) -> Iterator[str]:
     """Run a server in a child process for the duration; yields its base URL (`.../v1`)."""
     process = subprocess.Popen(
-        [sys.executable, __file__, "--latency", str(latency), "--port", "0"],
+        [
+            sys.executable,
+            __file__,
+            "--latency",
+            str(latency),
+            "--jitter",
+            str(jitter),
+            "--port",
+            "0",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -169,11 +187,16 @@ def serving(latency: float) -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per reply")
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="latency varies by up to this fraction (0-1)"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     args = parser.parse_args()
+    if not 0 <= args.jitter < 1:
+        parser.error(f"--jitter must be at least 0 and below 1, not {args.jitter}")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.latency, args.host, args.port))
+        asyncio.run(serve(args.latency, args.host, args.port, args.jitter))
 
 
 if __name__ == "__main__":

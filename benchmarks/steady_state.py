@@ -1,4 +1,4 @@
-"""Benchmark: the rate at 256 calls in flight once running, and what a second process would add.
+"""Benchmark: the rate at 256 calls in flight once running, and the bounds of two other designs.
 
 `throughput.py` times a fixed amount of work from its first call to its last, so its ratios
 include the start (256 tasks sending their first calls together) and the drain. This one measures
@@ -18,15 +18,20 @@ time of every client process over those calls.
   machine at best (a real one would add coordination: one store, one budget).
 
 Every client runs in a process of its own (started before the clock, imports done); the rows
-alternate, `--repeat` times, and the medians are printed.
+alternate, `--repeat` times, and the medians are printed. The goals are set against a server whose
+latency never varies, which keeps tasks in step: the replies that arrive while the client works
+through a batch are answered together in the next, and return together. With `--jitter J` every
+row is also measured against a server whose latency varies uniformly by up to J of its mean, as a
+real API's does, alternated with the fixed one.
 
-    .venv/bin/python benchmarks/steady_state.py [--window 3] [--warm 1] [--repeat 3]
+    .venv/bin/python benchmarks/steady_state.py [--window 3] [--warm 1] [--repeat 3] [--jitter 0.5]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -78,7 +83,7 @@ ROWS: dict[str, list[Client]] = {
 }
 
 
-WIDTH = max(map(len, ROWS))
+WIDTH = max(map(len, ROWS)) + len(", latency +-50%")
 
 
 def sleep_until(moment: float) -> None:
@@ -211,29 +216,49 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=3.0, help="seconds counted")
     parser.add_argument("--warm", type=float, default=1.0, help="seconds before the window")
     parser.add_argument("--repeat", type=int, default=3, help="alternated runs of each row")
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="also measure every row against a server whose latency varies by this fraction",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(Client(**json.loads(args.child)), args.url)
         return
+    if not 0 <= args.jitter < 1:
+        parser.error(f"--jitter must be at least 0 and below 1, not {args.jitter}")
     print(
         f"{os.cpu_count()} cores; fake server {1000 * LATENCY:.0f} ms per reply; {IN_FLIGHT} calls "
         f"in flight, limit {IN_FLIGHT / LATENCY:.0f} calls/s; window {args.window:g} s after "
         f"{args.warm:g} s"
     )
-    results: dict[str, list[Window]] = {label: [] for label in ROWS}
-    with serving(LATENCY) as url:
+    jitters = [0.0] + ([args.jitter] if args.jitter else [])
+    results: dict[tuple[float, str], list[Window]] = {
+        (j, label): [] for j in jitters for label in ROWS
+    }
+    with contextlib.ExitStack() as servers:
+        urls = {j: servers.enter_context(serving(LATENCY, j)) for j in jitters}
         for _ in range(args.repeat):
             for label, clients in ROWS.items():
-                results[label].append(measure(clients, url, args.warm, args.window))
-                w = results[label][-1]
-                print(row(label, w.ratio, w.cpu_ms_per_call))
-    print("medians:")
-    for label, windows in results.items():
-        ratio = statistics.median(w.ratio for w in windows)
-        cpu = statistics.median(w.cpu_ms_per_call for w in windows)
-        print(row(label, ratio, cpu))
+                for j, url in urls.items():
+                    w = measure(clients, url, args.warm, args.window)
+                    results[j, label].append(w)
+                    print(row(f"{label}{served(j)}", w.ratio, w.cpu_ms_per_call))
+    for j in jitters:
+        print(f"medians{served(j)}:")
+        for label in ROWS:
+            windows = results[j, label]
+            ratio = statistics.median(w.ratio for w in windows)
+            cpu = statistics.median(w.cpu_ms_per_call for w in windows)
+            print(row(label, ratio, cpu))
+
+
+def served(jitter: float) -> str:
+    """How the server's latency varies, as a suffix."""
+    return f", latency +-{100 * jitter:.0f}%" if jitter else ""
 
 
 if __name__ == "__main__":
