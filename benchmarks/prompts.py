@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import timeit
 
-from stratagem.agents.prompts import Prompter, framings
+from stratagem.agents.prompts import OutputFormat, Prompter, framings
 from stratagem.games.base import Observation
 from stratagem.games.catalog import get_stage
 from stratagem.games.repeated import RepeatedGame
@@ -39,7 +39,7 @@ def observations(game: str, rounds: int) -> list[Observation]:
 
 
 def per_decision_us(framing: str, seen: list[Observation], reuse: bool, repeat: int) -> float:
-    output = "tag" if framing.startswith("counterfactual") else "choice"
+    output: OutputFormat = "tag" if framing.startswith("counterfactual") else "choice"
 
     def game() -> None:
         prompter = Prompter(framing, output, "prompt")

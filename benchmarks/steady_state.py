@@ -83,7 +83,12 @@ ROWS: dict[str, list[Client]] = {
 }
 
 
-WIDTH = max(map(len, ROWS)) + len(", latency +-50%")
+def served(jitter: float) -> str:
+    """How the server's latency varies, as a suffix."""
+    return f", latency +-{100 * jitter:.0f}%" if jitter else ""
+
+
+WIDTH = max(map(len, ROWS)) + len(served(0.99))
 
 
 def sleep_until(moment: float) -> None:
@@ -254,11 +259,6 @@ def main() -> None:
             ratio = statistics.median(w.ratio for w in windows)
             cpu = statistics.median(w.cpu_ms_per_call for w in windows)
             print(row(label, ratio, cpu))
-
-
-def served(jitter: float) -> str:
-    """How the server's latency varies, as a suffix."""
-    return f", latency +-{100 * jitter:.0f}%" if jitter else ""
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ import numpy
 from latency_server import serving
 
 import stratagem.experiments.checkpoints as checkpoints
+import stratagem.experiments.commits as commits
 import stratagem.experiments.event_loop as event_loop
 import stratagem.experiments.executors as executors
+import stratagem.experiments.heap as heap
 import stratagem.experiments.runner as runner_module
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
@@ -339,8 +341,8 @@ class _CommitEachWrite:
 
 
 SETTINGS: dict[str, tuple[Any, str, Any, Any]] = {
-    "collector": (runner_module, "frozen_setup", runner_module.frozen_setup, _as_python_sets_it),
-    "commits": (runner_module, "TurnCommits", runner_module.TurnCommits, _CommitEachWrite),
+    "collector": (runner_module, "frozen_setup", heap.frozen_setup, _as_python_sets_it),
+    "commits": (runner_module, "TurnCommits", commits.TurnCommits, _CommitEachWrite),
     "start": (executors, "STARTS_PER_TURN", executors.STARTS_PER_TURN, 1_000_000),
     "loop": (event_loop, "LOOP_FACTORY", event_loop.LOOP_FACTORY, None),
     "checkpoints": (checkpoints, "INTERVAL_S", checkpoints.INTERVAL_S, None),

@@ -9,12 +9,10 @@ reader wait. sqlite3 lets go of the GIL while SQLite works, so the copying and t
 the event loop. The run's own connections still checkpoint past 10,000 pages, should the thread
 fall behind. Durability is SQLite's either way: a kill at any point leaves every commit readable.
 
-Measured on `benchmarks/throughput.py`'s runner at concurrency 256 (alternated runs, 6 each, in a
-scratch script), every 0.25 s against SQLite's own: 0.68 -> 0.71 of the limit and 1.02 -> 0.99 ms
-of CPU per call on its batches of 2,560 calls; 0.78 -> 0.82 and 0.81 -> 0.79 ms with 1,024
-episodes. Once a second was worse on the short batches (0.81 -> 0.97 ms per call): between
-checkpoints the WAL grew to about 20 MB, and writing new blocks of the file cost more than the
-checkpoints saved.
+`benchmarks/throughput.py` prints a run with this thread and one without, alternated (its
+"checkpoints" rows). Why every 0.25 s and not every second, from a scratch measurement the
+benchmark does not repeat: once a second let the WAL grow to about 20 MB between checkpoints, and
+writing new blocks of the file cost more CPU per call than the checkpoints saved.
 """
 
 from __future__ import annotations
