@@ -3,6 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# llama.cpp compiles for this machine's CPU (-march=native). Some virtual machines report Intel AMX
+# but fault on its first tile instruction (SIGILL in the first matrix product, seen on the 2-core
+# development machines); a 270M model gains nothing from AMX, so x86-64 builds leave it out.
+ifeq ($(shell uname -m),x86_64)
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+export CMAKE_ARGS ?= -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)"
+endif
 
 .PHONY: setup demo tournament test lint bench clean
 
