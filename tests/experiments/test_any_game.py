@@ -277,7 +277,7 @@ def test_pinned_seats_and_the_grid_model(tmp_path: Path) -> None:
          "comprehension questions are about 2-player repeated matrix games"),
         ({"games": ["ultimatum"], "lineups": [["plain"] * 2],
           "agents": [{"name": "plain", "kind": "nonsense"}]},
-         "agents.0.kind: Value error, got 'nonsense', allowed: plain"),
+         "agents.0.kind: got 'nonsense', allowed: plain"),
         ({"games": ["ultimatum"]}, "opponents or lineups"),
     ],
 )  # fmt: skip

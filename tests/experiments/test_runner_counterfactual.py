@@ -148,7 +148,7 @@ def test_the_chat_opens_with_the_study_hint(tmp_path: Path) -> None:
         ({"opponents": ["agent:nobody"]}, "opponents.0: 'agent:nobody' names no agent entry"),
         (
             {"agents": [{"kind": "tool", "attitude": "defect", "samples": 3}]},
-            "self-consistency is for plain agents",
+            "agents.0.samples: tool agents take no samples (only plain agents do)",
         ),
         (
             {"agents": [{"framing": "neutral", "prompting": "cot"}]},

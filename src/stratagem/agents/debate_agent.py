@@ -365,5 +365,8 @@ register(
         repeated_matrix_only,
         # every turn, then the final ask
         calls=lambda settings, game: float(settings.max_turns) + 1,
+        settings=frozenset(
+            {"attitude", "memory", "max_turns", "framing", "prompting", "questions"}
+        ),
     )
 )

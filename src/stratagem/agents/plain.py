@@ -234,5 +234,6 @@ register(
         "one model call per decision (seed-001 §6.1, seed-003 §3); any game with prompts",
         _build,
         _plays,
+        settings=frozenset({"framing", "output", "history", "prompting", "samples", "questions"}),
     )
 )

@@ -10,7 +10,8 @@ comprehension questions (`questions`, seed-001 §7) switch on any that can answe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,13 @@ from stratagem.games.repeated import RepeatedGame
 Builder = Callable[[Any, LLMClient, Game], Agent]
 """(agent settings, model client, game) -> agent. The settings are the experiment file's agent
 entry (`stratagem.experiments.config.AgentEntry`): any object with its attributes."""
+
+SHARED_SETTINGS = frozenset(
+    {"name", "kind", "repetitions", "options", "max_reasks", "invalid", "temperature",
+     "max_tokens", "constrain"}
+)  # fmt: skip
+"""The agent-entry fields every architecture honours: the entry's identity and repetitions, its
+own `options`, and what `plain.common_settings` hands every LLM agent."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,19 @@ class Architecture:
     options: type[BaseModel] | None = None
     """The model of the entry's `options` (its own settings), validated when the file is read;
     None: it takes none."""
+    settings: frozenset[str] = frozenset()
+    """The agent-entry fields it honours besides `SHARED_SETTINGS` (a framing, an attitude...).
+    An entry that sets any other is refused when the file loads: the setting would mean
+    nothing, and the person who wrote it would believe it did."""
+
+    def check_settings(self, given: Iterable[str]) -> None:
+        """Refuse an entry that sets a field this architecture ignores, naming the first."""
+        for field in sorted(given):
+            if field in SHARED_SETTINGS or field in self.settings:
+                continue
+            others = sorted(a.name for a in ARCHITECTURES.values() if field in a.settings)
+            only = f" (only {', '.join(others)} agents do)" if others else ""
+            raise StratagemError(f"{field}: {self.name} agents take no {field}{only}")
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse options this architecture does not take, naming the first problem."""
@@ -52,11 +73,14 @@ class Architecture:
                 raise StratagemError(f"options: a {self.name} agent takes none")
             return
         try:
-            self.options.model_validate(options)
+            checked = self.options.model_validate(options)
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
             raise StratagemError(f"options.{where}: {error['msg']}") from None
+        for name, value in checked:  # "1e309" reads as inf, and no setting means infinity
+            if isinstance(value, float) and not math.isfinite(value):
+                raise StratagemError(f"options.{name}: must be a finite number, not {value}")
 
 
 ARCHITECTURES: dict[str, Architecture] = {}

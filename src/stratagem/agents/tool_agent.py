@@ -334,5 +334,8 @@ register(
         repeated_matrix_only,
         # each tool result, then the move
         calls=lambda settings, game: 1.0 + settings.max_tool_calls,
+        settings=frozenset(
+            {"attitude", "memory", "max_tool_calls", "framing", "prompting", "questions"}
+        ),
     )
 )

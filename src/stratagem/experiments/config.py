@@ -9,10 +9,12 @@ Validated by pydantic; every error names the file, the field and what is allowed
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -33,13 +35,16 @@ from stratagem.experiments.limits import (
     SQLITE_MAX,
     SQLITE_MIN,
 )
+from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import expand_settings, make_variant
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.llm.reasoning import check_settings
+from stratagem.llm.registry import check_model
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # "1e309" reads as inf; no setting of an experiment means infinity (or NaN)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class LimitsConfig(Strict):
@@ -50,10 +55,14 @@ class LimitsConfig(Strict):
 
 
 class PriceConfig(Strict):
-    """USD per million tokens."""
+    """USD per million tokens. Left out, `cached_input` (input the provider's prompt cache read)
+    is billed at the built-in table's discount for the model applied to `input`, or at `input`
+    for a model the table does not know; `cache_write` at 1.25 x `input` (`llm.pricing`)."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cached_input: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
 
 
 class ModelEntry(Strict):
@@ -82,7 +91,12 @@ class ModelEntry(Strict):
     @model_validator(mode="after")
     def _reasoning_settings(self) -> ModelEntry:
         """A thinking budget or reasoning effort its provider does not honour is refused when the
-        file loads (so `--dry-run` says so too), not ignored."""
+        file loads (so `--dry-run` says so too), not ignored; so are an unknown provider and a
+        local GGUF file that does not exist, which the run would refuse."""
+        try:
+            check_model(self.model)
+        except StratagemError as exc:
+            raise ValueError(f"model: {exc}") from None
         try:
             check_settings(self.model, self.params)
         except StratagemError as exc:
@@ -150,25 +164,24 @@ class AgentEntry(Strict):
         return value
 
     @model_validator(mode="after")
-    def _options_fit_kind(self) -> AgentEntry:
+    def _fits_kind(self) -> AgentEntry:
+        """The architecture says which settings it honours (`Architecture.settings`) and which
+        options it takes: any other set to other than its default is refused, not ignored. One
+        that honours an attitude (a lawyer's, seed-001 §4.2) needs one."""
+        architecture = ARCHITECTURES[self.kind]
+        # A default written out means nothing either way, and a stored entry (which lists every
+        # field, `drift`) must read back.
+        fields = type(self).model_fields
+        given = {f for f in self.model_fields_set if getattr(self, f) != fields[f].default}
         try:
-            ARCHITECTURES[self.kind].check_options(self.options)
+            architecture.check_settings(given)
+            architecture.check_options(self.options)
         except StratagemError as exc:
             raise ValueError(str(exc)) from None
-        return self
-
-    @model_validator(mode="after")
-    def _attitude_fits_kind(self) -> AgentEntry:
-        if self.kind not in ATTITUDE_KINDS and self.attitude is not None:
-            raise ValueError(
-                f"attitude: {self.kind} agents take no attitude (tool and debate agents do)"
-            )
-        if self.kind in ATTITUDE_KINDS and self.attitude is None:
+        if "attitude" in architecture.settings and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
         if isinstance(self.samples, int) and self.samples < 1:
             raise ValueError("samples: must be >= 1 (1 = no self-consistency) or 'study'")
-        if self.kind != "plain" and self.samples != 1:
-            raise ValueError(f"samples: self-consistency is for plain agents, not {self.kind}")
         return self
 
     def key(self) -> dict[str, Any]:
@@ -188,9 +201,6 @@ class AgentEntry(Strict):
             raise ValueError("must be 'forfeit' or 'default:<label>'")
         return value
 
-
-ATTITUDE_KINDS = ("tool", "debate")
-"""The architectures with a lawyer, whose attitude an entry must give (seed-001 §4.2)."""
 
 _LATER_AGENT_FIELDS = ("prompting", "samples", "constrain", "options")
 
@@ -239,12 +249,15 @@ class BudgetConfig(Strict):
 
 
 class ConfirmConfig(Strict):
-    """Above either bound, `stratagem run` asks before starting (`--yes` answers for you)."""
+    """Above any bound, `stratagem run` asks before starting (`--yes` answers for you)."""
 
     episodes: int = Field(2000, ge=0)
     """Episodes still to play."""
     usd: float = Field(1.0, ge=0)
     """Estimated spend, at the listed prices, of the episodes still to play."""
+    calls: int = Field(100_000, ge=0)
+    """Estimated model calls of the episodes still to play: a free local server's time (and a
+    priced model whose price is unknown) is bounded too."""
 
 
 class RetryConfig(Strict):
@@ -281,6 +294,30 @@ class ExperimentConfig(Strict):
     confirm: ConfirmConfig = ConfirmConfig()
     retry: RetryConfig = RetryConfig()
 
+    @field_validator("output", mode="before")
+    @classmethod
+    def _a_directory(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must name a directory (empty would mean the current directory)")
+        return value
+
+    @field_validator("lineups", mode="before")
+    @classmethod
+    def _rotations(cls, value: Any) -> Any:
+        """A mapping is a rotation: its errors name its own fields (`lineups.0.by`), not the two
+        forms a line-up can take."""
+        if not isinstance(value, list):
+            return value
+        entries = []
+        for i, entry in enumerate(value):
+            if isinstance(entry, dict):
+                try:
+                    entry = RotationEntry.model_validate(entry)
+                except ValidationError as exc:
+                    raise ValueError(f"{i}.{_first_error(exc)}") from None
+            entries.append(entry)
+        return entries
+
     @field_validator("games")
     @classmethod
     def _settings(cls, value: list[str]) -> list[str]:
@@ -306,18 +343,7 @@ class ExperimentConfig(Strict):
 def load_config(path: str | Path) -> ExperimentConfig:
     """Read and validate an experiment file (a relative `output` is relative to the cwd)."""
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StratagemError(f"{file}: no such experiment file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StratagemError(f"{file}: cannot read ({exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise StratagemError(
-            f"{file}{where}: not valid YAML ({getattr(exc, 'problem', exc)})"
-        ) from None
+    data = read_yaml(file, "experiment file")
     if not isinstance(data, dict):
         raise StratagemError(f"{file}: expected a mapping of settings at the top level")
     return config_from_dict(data, str(file))
@@ -326,10 +352,35 @@ def load_config(path: str | Path) -> ExperimentConfig:
 def config_from_dict(data: dict[str, Any], source: str) -> ExperimentConfig:
     """Validate settings given as data (a parsed file, or built by a command); errors name
     `source` and the field, on one line."""
+    infinite = _not_finite(data)
+    if infinite is not None:
+        raise StratagemError(f"{source}: {infinite}")
     try:
         return ExperimentConfig.model_validate(data)
     except ValidationError as exc:
         raise StratagemError(f"{source}: {_first_error(exc)}") from None
+
+
+def _not_finite(data: Any, path: str = "") -> str | None:
+    """`field: why` for the first number that is infinite or NaN (YAML's .inf, .nan, 1.0e999),
+    anywhere, `params` and `options` included: no setting means infinity."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return f"{path or '(top level)'}: must be a finite number, not {data}"
+    if isinstance(data, dict):
+        items: Iterable[tuple[Any, Any]] = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return None
+    for key, value in items:
+        found = _not_finite(value, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+_FIELD_FIRST = re.compile(r"([\w.]+): ")
+"""A validator's message that starts `field: ` names a field inside the one it validates."""
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -342,5 +393,11 @@ def _first_error(exc: ValidationError) -> str:
     elif first["type"] == "literal_error":
         expected = first.get("ctx", {}).get("expected", "")
         message = f"got {first['input']!r}, allowed: {expected}"
+    elif first["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
+        inner = _FIELD_FIRST.match(message)
+        if inner is not None:
+            field = f"{field}.{inner[1]}" if first["loc"] else inner[1]
+            message = message[inner.end() :]
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return f"{field}: {message}{more}"

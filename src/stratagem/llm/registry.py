@@ -2,7 +2,9 @@
 
 Provider modules are imported only when a model of theirs is used, so running the scripted or local
 model never needs the OpenAI or Anthropic client libraries installed. A provider module exposes
-`create(config: ModelConfig) -> Provider`; code can also register a factory under a new prefix.
+`create(config: ModelConfig) -> Provider`, and may expose `check(name: str) -> None`, which refuses
+what `create` would without side effects (`check_model`); code can also register a factory under
+a new prefix.
 """
 
 from __future__ import annotations
@@ -136,18 +138,32 @@ def create_provider(config: ModelConfig) -> Provider:
     """
     prefix = config.name.provider
     check_settings(config.model, config.params)
-    factory = _FACTORIES.get(prefix)
-    if factory is None:
-        module_name = _BUILTIN_MODULES.get(prefix)
-        if module_name is None:
-            raise unknown_name("model provider", prefix, provider_names())
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise StratagemError(
-                f"model provider '{prefix}' cannot be loaded ({exc}); is its optional "
-                "dependency installed?"
-            ) from None
-        factory = module.create
+    factory = _FACTORIES.get(prefix) or _builtin_module(prefix).create
     provider: Provider = factory(config)
     return provider
+
+
+def check_model(model: str) -> None:
+    """Refuse, without creating its provider (no model loaded, no network), a model string
+    `create_provider` would refuse: an unknown provider, or what the provider module's own
+    `check(name)` finds (a local model's missing GGUF file). So a dry run refuses what the run
+    would."""
+    name = parse_model(model)
+    if name.provider in _FACTORIES:
+        return
+    check: Callable[[str], None] | None = getattr(_builtin_module(name.provider), "check", None)
+    if check is not None:
+        check(name.name)
+
+
+def _builtin_module(prefix: str) -> Any:
+    module_name = _BUILTIN_MODULES.get(prefix)
+    if module_name is None:
+        raise unknown_name("model provider", prefix, provider_names())
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StratagemError(
+            f"model provider '{prefix}' cannot be loaded ({exc}); is its optional "
+            "dependency installed?"
+        ) from None

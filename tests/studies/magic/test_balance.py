@@ -107,11 +107,11 @@ def test_the_run_is_self_play_of_every_shipped_setting(tmp_path: Path) -> None:
     settings = episode_settings(config)
     assert len(settings) == 60 and sorted(set(settings.values())) == sorted(config.games)
     assert run.experiment == "magic-balance-undercover-openai/gpt-4o"
-    hot = BalanceRun("chameleon", "local/m", temperature=0.7, max_usd=2.5, base_url="http://h/v1")
+    hot = BalanceRun("chameleon", "openai/m", temperature=0.7, max_usd=2.5, base_url="http://h/v1")
     assert hot.experiment.endswith("-t0.7")
     assert hot.config().agents[0].temperature == 0.7 and hot.config().budget.max_usd == 2.5
     assert hot.config().models[0].base_url == "http://h/v1"
-    assert hot.directory == Path("results/magic-balance-chameleon-local-m")
+    assert hot.directory == Path("results/magic-balance-chameleon-openai-m")
     assert slug("openai/gpt-4o:latest") == "openai-gpt-4o-latest"
 
 

@@ -262,6 +262,12 @@ def embedded_model_path() -> Path:
         raise PermanentError(f"cannot assemble the local/{EMBEDDED_MODEL} GGUF: {exc}") from None
 
 
+def check(name: str) -> None:
+    """For `registry.check_model`: a GGUF path naming no file, found without loading a model."""
+    if name != EMBEDDED_MODEL:
+        resolve_model_path(name)
+
+
 def resolve_model_path(name: str) -> Path:
     """`gemma-3-270m` is the embedded model; anything else is a path to a GGUF file."""
     if name == EMBEDDED_MODEL:
