@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import MAX_MATCH_ROUNDS, MAX_POPULATION
 from stratagem.experiments.moran import MoranProcess
 from stratagem.experiments.tournament import Tournament
 from stratagem.games.normal_form import NormalFormGame
@@ -109,3 +110,42 @@ def test_moran_population_size_is_constant_and_mutation_runs_to_the_limit() -> N
     assert result.generations == 25
     assert result.winner is None or len(result.populations[-1]) == 1
     assert all(sum(p.values()) == 2 for p in result.populations)
+
+
+# -- bounded work (issue 23 item 7) ---------------------------------------------------------------
+
+
+def test_a_tournament_beyond_the_round_bound_is_refused_before_playing() -> None:
+    """The issue's `-s TitForTat -s "Random(0.3)" --turns 1000000 --repetitions 10000`: 30,000
+    matches of a million turns (a day, 2 TB of store) is refused when built, with its product."""
+    players = [get_strategy("TitForTat"), get_strategy("Random(0.3)")]
+    with pytest.raises(StratagemError) as info:
+        Tournament(players, AXELROD_PD, turns=1_000_000, repetitions=10_000)
+    message = str(info.value)
+    assert "3 pairings x 10,000 repetitions" in message
+    assert "30,000 matches x 1,000,000 turns = 30,000,000,000 rounds" in message
+    assert f"more than the {MAX_MATCH_ROUNDS:,}" in message and "\n" not in message
+    with pytest.raises(StratagemError, match="12,000,000 rounds"):  # 4 repetitions: 804 MB
+        Tournament(players, AXELROD_PD, turns=1_000_000, repetitions=4)
+    at_bound = Tournament(players, AXELROD_PD, 1_000_000, 10, self_play=False)  # built, not played
+    assert at_bound.rounds == MAX_MATCH_ROUNDS
+    small = Tournament(players, AXELROD_PD, turns=200, repetitions=10)
+    assert small.plan == (
+        "3 pairings x 10 repetitions = 30 matches of 200 turns: 6,000 rounds to play and store"
+    )
+
+
+def test_a_moran_population_and_its_work_are_bounded() -> None:
+    tft = get_strategy("TitForTat")
+    with pytest.raises(StratagemError, match=f"more than the {MAX_POPULATION:,} a Moran"):
+        MoranProcess([tft] * (MAX_POPULATION + 1), AXELROD_PD, turns=1, max_generations=1)
+    # 400 individuals: 79,800 matches a generation, up to 1,000 generations of 50 turns each
+    with pytest.raises(StratagemError) as info:
+        MoranProcess([tft, get_strategy("AlwaysDefect")] * 200, AXELROD_PD, turns=50)
+    message = str(info.value)
+    assert "up to 1,000 generations x 79,800 pairings" in message
+    assert (
+        "= 3,990,000,000 rounds" in message and "fewer generations, turns or individuals" in message
+    )
+    process = MoranProcess([tft, get_strategy("AlwaysDefect")] * 6, AXELROD_PD, turns=50)
+    assert process.rounds == 1_000 * 66 * 50 <= MAX_MATCH_ROUNDS

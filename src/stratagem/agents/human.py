@@ -4,6 +4,15 @@ checked by the engine's own rules and asked again until it is legal.
 The player does no I/O of its own: it is handed `ask` (show a prompt, return the typed line) and
 `tell` (show text), so the command line can wire it to the terminal and tests to a script. What the
 person sees is what an LLM in the seat would be told: the same templates render the observation.
+
+A person may type what their game asks for: the plain choice (a label or its number), or the
+template the game's moderator gives ("I vote for Player 2.", "I contribute 10"), read by the same
+parser that reads a model's reply in that game (a MAgIC profile's); the engine validates either.
+
+Input is bounded: a line longer than `MAX_LINE_CHARS` is refused (and never stored or echoed
+whole), a refused line is echoed only as a short prefix, and after `MAX_ATTEMPTS` illegal moves
+(or `MAX_QUERIES` tool queries) for one move the game is left unfinished, as at the end of the
+input, so piped input that is never legal (`yes nope | stratagem play ...`) cannot run forever.
 """
 
 from __future__ import annotations
@@ -11,10 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 
+import stratagem.agents.magic.theory_profiles  # noqa: F401  (registers the game-theory profiles)
 from stratagem.agents.base import Agent, Decision
 from stratagem.agents.game_prompts import GamePrompter, prompts_for
 from stratagem.agents.human_tools import desk_for
 from stratagem.agents.magic.chat import speaker
+from stratagem.agents.magic.profiles import profile_for
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
@@ -36,6 +47,19 @@ Ask = Callable[[str], Awaitable[str | None]]
 """Show a prompt, return the line typed (None when the input has ended)."""
 Tell = Callable[[str], None]
 
+MAX_ATTEMPTS = 10
+"""Illegal moves a person may type for one move; then the game is left unfinished."""
+MAX_QUERIES = 100
+"""Tool queries (TradeCraft's `?item`, `check`, ...) a person may make for one move."""
+MAX_LINE_CHARS = 10_000
+"""The longest line read as a move: five times the longest text a catalog game takes by default
+(FreeText's 2,000 characters). `stratagem play` reads at most one character more of a line and
+drops the rest unread into memory; a longer line is refused."""
+ECHO_CHARS = 60
+"""How much of a refused line is shown back to the person."""
+REFUSAL_CHARS = 400
+"""The longest refusal shown, whatever part of the line a game's message quotes."""
+
 
 class HumanPlayer(Agent):
     def __init__(self, game: Game, ask: Ask, tell: Tell, name: str = "human") -> None:
@@ -45,6 +69,8 @@ class HumanPlayer(Agent):
         prompts = prompts_for(game)
         self._game_prompter = None if prompts is None else GamePrompter(game, prompts)
         self._matrix_prompter = Prompter("neutral", "choice", "prompt")
+        self._profile = profile_for(game)
+        """The game's MAgIC chat profile, whose parser reads the template its moderator asks for."""
         self._told_rules = False
         self._told_chat = 0
 
@@ -62,22 +88,51 @@ class HumanPlayer(Agent):
         if desk is not None:
             self.tell(desk.help)
         hint = _choices(space)
-        attempts = 0
+        attempts = queries = 0
         typed: list[str] = []
-        while True:
+        while attempts < MAX_ATTEMPTS and queries < MAX_QUERIES:
             line = await self.ask(f"your move ({hint}): ")
             if line is None:
                 raise StratagemError("the input ended before the game did; it is left unfinished")
+            if len(line) > MAX_LINE_CHARS:
+                attempts += 1
+                typed.append(line[:MAX_LINE_CHARS])
+                self.tell(
+                    f"not a legal move: a line of more than {MAX_LINE_CHARS:,} characters "
+                    f"({line[:ECHO_CHARS]!r}... cut)"
+                )
+                continue
             if desk is not None and (line := desk.take(line, self.tell)) is None:
-                continue  # a tool query, answered: not an attempt at a move
+                queries += 1  # a tool query, answered: not an attempt at a move
+                continue
             attempts += 1
             typed.append(line)
             try:
-                action = _read(space, line.strip())
+                action = self._read(observation, space, line.strip())
             except ParseError as exc:
-                self.tell(f"not a legal move: {exc}")
+                self.tell(f"not a legal move: {_refusal(str(exc), line.strip())}")
                 continue
             return Decision(action=action, valid=True, attempts=attempts, raw=tuple(typed))
+        what = f"{attempts} tries" if attempts >= MAX_ATTEMPTS else f"{queries} tool queries"
+        raise StratagemError(
+            f"no legal move in {what}; the game is left unfinished, as at the end of the input"
+        )
+
+    def _read(self, observation: Observation, space: ActionSpace, line: str) -> Action:
+        """The plain choice, else the template the game asks for (as a model's reply is read)."""
+        try:
+            return _read(space, line)
+        except ParseError as plain:
+            if self._profile is None:
+                raise
+            refused = plain  # its message lists the legal moves
+        turn = self._profile.turn(self._game, observation, "paper", False)
+        labels = space.labels if isinstance(space, Choice) else ()
+        try:
+            value = turn.parser.parse(line, labels)
+        except ParseError:
+            raise refused from None
+        return _validated(space, value)
 
     async def observe(self, observation: Observation, events: Sequence[Event] = ()) -> None:
         if self._tell_chat(observation):
@@ -105,7 +160,8 @@ class HumanPlayer(Agent):
             if not self._told_rules:
                 parts.append(self._game_prompter.system(observation))
             parts.append(self._game_prompter.turn(observation, ""))
-        elif isinstance(observation, RepeatedObservation):
+        elif isinstance(observation, RepeatedObservation) and self._game.n_players == 2:
+            # the matrix prompts are for two players; MAgIC's 3-player dilemma has its chat
             if not self._told_rules:
                 parts.append(self._matrix_prompter.system(observation))
             parts.append(self._matrix_prompter.decision(observation))
@@ -155,7 +211,20 @@ def _read(space: ActionSpace, line: str) -> Action:
         if not re.fullmatch(r"[+-]?\d{1,18}", line):
             raise ParseError(f"type a whole number from {space.low} to {space.high}")
         value = int(line)
+    return _validated(space, value)
+
+
+def _validated(space: ActionSpace, value: Action) -> Action:
+    """The space's own check, its refusal as a parse error (the person is asked again)."""
     try:
         return space.validate(value)
     except IllegalAction as exc:
         raise ParseError(str(exc)) from None
+
+
+def _refusal(message: str, line: str) -> str:
+    """A refusal that quotes at most a prefix of a long typed line, and says it was cut."""
+    if len(line) > ECHO_CHARS:
+        echo = f"{line[:ECHO_CHARS]!r}... (cut from {len(line):,} characters)"
+        message = message.replace(repr(line), echo).replace(line, echo)
+    return message if len(message) <= REFUSAL_CHARS else message[:REFUSAL_CHARS] + "... (cut)"

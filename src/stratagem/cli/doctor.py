@@ -33,11 +33,14 @@ def doctor(
 ) -> None:
     """Check a results directory's store (SQLite's integrity check) and say what can be recovered.
 
-    Exit status: 0 the store is sound; 1 it is damaged.
+    Exit status: 0 the store is sound; 1 it is damaged; 2 bad input (an --export path that
+    cannot be written).
     """
     from stratagem.experiments.store import ResultStore
 
     path = store_to_read(directory)
+    if export is not None:
+        _check_target(export)
     problems = ResultStore.integrity_problems(path)
     for name in REBUILDABLE:
         other = path.parent / name
@@ -62,16 +65,34 @@ def doctor(
     raise typer.Exit(1)
 
 
+def _check_target(target: Path) -> None:
+    """Refuse an --export path that can never be a file, before anything is read or written."""
+    if target.is_dir():
+        raise StratagemError(f"--export {target}: is a directory; name the JSONL file to write")
+    above = next((p for p in target.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise StratagemError(f"--export {target}: {above} is a file, not a directory")
+
+
 def _salvage(path: Path, target: Path) -> None:
     from stratagem.experiments.episode_export import export_readable
     from stratagem.experiments.store import ResultStore
 
     try:
-        with ResultStore(path) as db:
-            salvage = export_readable(db, target)
+        db = ResultStore(path)
     except StratagemError as exc:
         _say(out, f"nothing can be read back: {exc}")
         return
+    with db:
+        try:
+            db.experiments()
+            db.episodes()
+        except StratagemError as exc:
+            _say(out, f"nothing can be read back: {exc}")
+            return
+        # The store reads: an error now is the target's (it cannot be written), so it is
+        # raised as bad input, never reported as a store that reads nothing.
+        salvage = export_readable(db, target)
     lost = len(salvage.unreadable)
     _say(
         out,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,6 +12,9 @@ from stratagem.cli.common import _print_cells, _say, app, err, out
 from stratagem.cli.launch import plan_and_run
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
+
+if TYPE_CHECKING:
+    from stratagem.experiments.grid import EpisodeSpec
 
 
 @app.command()
@@ -100,6 +103,7 @@ def play(
 
     runner = Runner(config, console=err, show_progress=False,
                     human=lambda g: HumanPlayer(g, ask, tell))  # fmt: skip
+    _refuse_played(runner.specs, out_dir, chosen)
     summary = event_loop.run(runner.run())
     with ResultStore(out_dir / "stratagem.db") as db:
         for spec in runner.specs:
@@ -107,13 +111,38 @@ def play(
             if record is not None and record.payoffs is not None:
                 scores = ", ".join(f"seat {p}: {x:g}" for p, x in enumerate(record.payoffs))
                 tell(f"game over: {scores}  (stratagem show {out_dir} {spec.id})")
-    if summary.failed or summary.skipped:
-        why = summary.errors[0] if summary.errors else "this seed was played already"
-        raise StratagemError(f"the game did not finish: {why}")
+    if summary.failed:
+        raise StratagemError(f"the game did not finish: {summary.errors[0]}")
+
+
+def _refuse_played(specs: list[EpisodeSpec], out_dir: Path, seed: int) -> None:
+    """A seed played to its end already cannot be played again in the same directory (its
+    episode is stored): say so before anything is asked, not after."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    store_file = out_dir / STORE_FILE
+    if not store_file.is_file():
+        return
+    with ResultStore(store_file) as db:
+        for spec in specs:
+            record = db.episode(spec.id)
+            if record is not None and record.status == "finished":
+                raise StratagemError(
+                    f"--seed {seed}: this game was played with this seed already in {out_dir} "
+                    f"(stratagem show {out_dir} {spec.id}); choose another seed, or leave --seed "
+                    "out for a new one"
+                )
 
 
 def _read_line(prompt: str) -> str | None:
+    """One typed line, at most one character past the longest a move may be: the rest of a
+    longer line is read in pieces and dropped, never held whole (the player refuses the line)."""
+    from stratagem.agents.human import MAX_LINE_CHARS
+
     sys.stdout.write(prompt)
     sys.stdout.flush()
-    line = sys.stdin.readline()
+    line = sys.stdin.readline(MAX_LINE_CHARS + 1)
+    if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+        while (rest := sys.stdin.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+            pass
     return line or None

@@ -21,7 +21,7 @@ from stratagem.cli.store_paths import DEFAULT, StoreOption, writing
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.ids import stable_id
-from stratagem.experiments.moran import MoranProcess
+from stratagem.experiments.moran import MoranProcess, check_population
 from stratagem.experiments.store import MatchEntry, ResultStore
 from stratagem.experiments.tournament import Tournament, TournamentResult
 from stratagem.games.catalog import get_stage
@@ -57,6 +57,7 @@ def tournament(
     stage = get_stage(game)
     players = [get_strategy(name) for name in names]
     t = Tournament(players, stage, turns, repetitions, noise, seed, self_play)
+    _say(out, f"plan: {t.plan}")
     spec = {
         "kind": "tournament",
         "game": game,
@@ -128,10 +129,11 @@ def moran(
     names = strategy or ["TitForTat", "AlwaysDefect", "AlwaysCooperate", "WinStayLoseShift"]
     if size < 1:
         raise StratagemError(f"--size must be >= 1, got {size}")
+    check_population(size * len(names), f"--size {size:,} x {len(names)} strategies")
     population = [get_strategy(n) for n in names for _ in range(size)]
-    result = MoranProcess(
-        population, get_stage(game), turns, noise, mutation, generations, seed
-    ).play()
+    process = MoranProcess(population, get_stage(game), turns, noise, mutation, generations, seed)
+    _say(out, f"plan: {process.plan}")
+    result = process.play()
     table = Table(title=Text(f"Moran process on {game}: population by generation"))
     labels = sorted({p.label for p in population})
     table.add_column("generation", justify="right")

@@ -146,6 +146,8 @@ def _to_file(path: Path, write: Callable[[IO[str]], int]) -> int:
                 return write(stream)
         with path.open("w", encoding="utf-8", newline="\n") as stream:
             return write(stream)
+    except FileExistsError:  # only `mkdir` raises it: the folder to write in is a file
+        raise StratagemError(f"{path}: cannot write ({path.parent} is a file)") from None
     except OSError as exc:
         raise StratagemError(f"{path}: cannot write ({exc.strerror or exc})") from None
 

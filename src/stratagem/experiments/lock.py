@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 from types import TracebackType
 
 from stratagem.errors import StratagemError
 
 LOCK_FILE = "writer.lock"
+PROBE_GRACE_S = 0.25
+"""How long a writer retries a lock that `writer_active`'s probe holds (for microseconds)."""
 
 
 class WriterLock:
@@ -27,10 +30,16 @@ class WriterLock:
         self._fd: int | None = None
 
     def __enter__(self) -> WriterLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # under a regular file, in /proc, read-only: bad input, one line
+            raise StratagemError(
+                f"{self.path.parent}: cannot write a results directory there "
+                f"({exc.strerror or exc})"
+            ) from None
+        try:
+            _lock_exclusive(fd)
         except OSError:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
@@ -53,3 +62,35 @@ class WriterLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def writer_active(directory: Path) -> bool:
+    """Whether a process writes the directory now: it holds the lock. Episodes stored as
+    "running" while nobody writes were interrupted (Ctrl-C, a kill, a crash)."""
+    try:
+        fd = os.open(Path(directory) / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _lock_exclusive(fd: int) -> None:
+    """The writer's lock, retried briefly: `writer_active` in another process may hold it shared
+    for a moment, and a run must not be refused for that."""
+    deadline = time.monotonic() + PROBE_GRACE_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)

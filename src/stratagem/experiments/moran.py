@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.limits import MAX_GENERATIONS, MAX_TURNS, check_range
+from stratagem.experiments.limits import (
+    MAX_GENERATIONS,
+    MAX_POPULATION,
+    MAX_TURNS,
+    check_range,
+    check_rounds,
+)
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 from stratagem.strategies.match import MatchResult, play_match
@@ -30,6 +36,16 @@ class MoranResult:
     @property
     def generations(self) -> int:
         return len(self.populations) - 1
+
+
+def check_population(individuals: int, option: str = "population") -> int:
+    """A population a Moran process may hold (`MAX_POPULATION`), checked before it is built."""
+    if individuals > MAX_POPULATION:
+        raise StratagemError(
+            f"{option}: a population of {individuals:,} individuals, more than the "
+            f"{MAX_POPULATION:,} a Moran process may hold"
+        )
+    return individuals
 
 
 class MoranProcess:
@@ -51,6 +67,18 @@ class MoranProcess:
             raise StratagemError(f"noise must be in [0, 1], got {noise}")
         check_range("turns", turns, 1, MAX_TURNS)
         check_range("max_generations", max_generations, 1, MAX_GENERATIONS)
+        check_population(len(population))
+        self.pairings = len(population) * (len(population) - 1) // 2
+        """Matches of one generation: every pair of individuals meets once."""
+        self.rounds = check_rounds(
+            f"the Moran process (up to {max_generations:,} generations x {self.pairings:,} "
+            "pairings)",
+            max_generations * self.pairings,
+            turns,
+            "generations, turns or individuals",
+        )
+        """The most rounds it can play (bounded: `MAX_MATCH_ROUNDS`); deterministic matches
+        are played once and reused, so it usually plays far fewer."""
         self.types: dict[str, Strategy] = {p.label: p for p in population}
         self.initial = [p.label for p in population]
         self.stage = stage
@@ -61,17 +89,28 @@ class MoranProcess:
         self.rng = random.Random(seed)
         self._cache: dict[tuple[str, str], MatchResult] = {}
 
+    @property
+    def plan(self) -> str:
+        """The most work it may do, for the line printed before it starts."""
+        return (
+            f"a population of {len(self.initial):,}, at most {self.max_generations:,} "
+            f"generations of {self.pairings:,} matches of {self.turns:,} turns: at most "
+            f"{self.rounds:,} rounds"
+        )
+
     def _match(self, a: str, b: str) -> MatchResult:
         first, second = self.types[a], self.types[b]
-        if a == b:
-            second = copy.deepcopy(first)
         if self.noise == 0.0 and first.deterministic and second.deterministic:
             if (a, b) not in self._cache:
-                self._cache[(a, b)] = play_match(
-                    first, second, self.stage, self.turns, self.rng, 0.0
-                )
+                self._cache[(a, b)] = self._play(a, b, 0.0)
             return self._cache[(a, b)]
-        return play_match(first, second, self.stage, self.turns, self.rng, self.noise)
+        return self._play(a, b, self.noise)
+
+    def _play(self, a: str, b: str, noise: float) -> MatchResult:
+        first, second = self.types[a], self.types[b]
+        if a == b:  # a strategy meets a copy of itself (copied only to play, not to look up)
+            second = copy.deepcopy(first)
+        return play_match(first, second, self.stage, self.turns, self.rng, noise)
 
     def _fitness(self, population: list[str]) -> list[float]:
         fitness = [0.0] * len(population)

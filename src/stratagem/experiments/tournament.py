@@ -17,6 +17,7 @@ from stratagem.experiments.limits import (
     MAX_REPETITIONS,
     MAX_TURNS,
     check_range,
+    check_rounds,
     check_storable,
 )
 from stratagem.games.normal_form import NormalFormGame
@@ -123,6 +124,22 @@ class Tournament:
         self.noise = noise
         self.seed = seed
         self.self_play = self_play
+        self.rounds = check_rounds(
+            f"the tournament ({len(self.pairs()):,} pairings x {repetitions:,} repetitions)",
+            self.match_count,
+            turns,
+            "turns, repetitions or strategies",
+        )
+        """Every round it plays and stores (bounded: `MAX_MATCH_ROUNDS`)."""
+
+    @property
+    def plan(self) -> str:
+        """The work about to be done, for the line printed before it starts."""
+        return (
+            f"{len(self.pairs()):,} pairings x {self.repetitions:,} repetitions = "
+            f"{self.match_count:,} matches of {self.turns:,} turns: {self.rounds:,} rounds "
+            "to play and store"
+        )
 
     def pairs(self) -> list[tuple[int, int]]:
         n = len(self.players)
