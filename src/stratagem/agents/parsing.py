@@ -25,6 +25,17 @@ SEED003_MAX_REASKS = 4
 """seed-003 §3.4 [R]: the loop stops after 5 failed attempts, i.e. the first ask and 4 re-asks."""
 
 
+REASK = "reask"
+"""The purpose a decision's re-ask is recorded with (the store's request `purpose`)."""
+
+
+def reask_purpose(purpose: str) -> str:
+    """What a re-ask of a call made for `purpose` is recorded as: "reask" for a decision's, and
+    "<purpose>:reask" for any other call's ("probe:role:reask"), so that a transcript never
+    takes a hidden probe's or an analysis' re-ask for the move's (issue 23 item 12)."""
+    return REASK if purpose == "decision" else f"{purpose}:{REASK}"
+
+
 class ParseError(Exception):
     """A reply that does not contain a legal action; the message says exactly why."""
 
@@ -329,7 +340,7 @@ async def decide_with_reasks(
     for attempt in range(max_reasks + 1):
         sent = merge_messages(conversation)
         request = Request(messages=tuple(sent), **request_kwargs)
-        call = context if attempt == 0 else replace(context, purpose="reask")
+        call = context if attempt == 0 else replace(context, purpose=reask_purpose(context.purpose))
         responses = await client.generate(request, call)
         tokens += sum(r.usage.total for r in responses)
         # seed-003 §3.4: an API error without text counts as an (invalid) reply.

@@ -4,30 +4,28 @@ what the engine made of it, and what was hidden from whom.
 Built from the store alone (the episode, its rounds, events, model calls and answers), so it works
 for any game and for imported episodes. Each line says who it is about and who could see it:
 hidden information (a seat's private move, a vote, the record's own notes) is marked as such, so a
-reader can tell what a seat knew when it acted. The text is plain data; the terminal and the HTML
-report each escape it their own way (`clean` for terminals).
+reader can tell what a seat knew when it acted. Each model call is shown under what it was for
+and where it was made among the events (`transcript_calls`): a reader must never take a probe's
+re-ask for the move's, nor read a move's prompt after the outcome it led to. The text is plain
+data; the terminal and the HTML report each escape it their own way (`clean` for terminals).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stratagem.analysis.transcript_calls import PlacedCall, block_end, gaps, place_calls
 from stratagem.experiments.store import (
     BeliefRecord,
     EpisodeRecord,
     EventRecord,
-    LlmCallRecord,
     ResultStore,
     RoundRecord,
 )
-
-ASIDE = ("question", "probe:", "pgm-")
-"""Purposes of calls beside the moves (questions, seed-004's probes and PGM analyses): listed
-after the round's moves, not matched to a decision."""
 
 PROMPT_LINES = 12
 """Last lines of a prompt shown by default (`full=True` shows them all)."""
@@ -85,12 +83,13 @@ class Transcript:
 
 
 def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
-    calls: dict[int | None, list[LlmCallRecord]] = defaultdict(list)
-    for call in store.llm_calls(episode.id):
-        calls[call.round].append(call)
+    all_events = store.events(episode.id)
+    calls: dict[int | None, list[PlacedCall]] = defaultdict(list)
+    for call in place_calls(store.llm_calls(episode.id), all_events):
+        calls[call.call.round].append(call)
     rows: dict[int | None, RoundRecord] = {row.round: row for row in store.rounds(episode.id)}
     events: dict[int | None, list[EventRecord]] = defaultdict(list)
-    for event in store.events(episode.id):
+    for event in all_events:
         events[event.round].append(event)
     answers: dict[int | None, list[Line]] = defaultdict(list)
     for answer in store.answers(episode.id):
@@ -116,50 +115,81 @@ def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
 
 
 def _round_lines(
-    calls: list[LlmCallRecord],
+    calls: list[PlacedCall],
     row: RoundRecord | None,
     events: list[EventRecord],
     with_move: Mapping[int, list[Line]],
 ) -> list[Line]:
-    """One round in the order things happened: each seat's calls before the decision they led
-    to (or, in a matrix round, before the round's moves), then what the engine recorded, with
-    the beliefs a seat reported with its move right under its first move of the round; the
-    questions asked after the round last."""
-    unplaced = dict(with_move)
-    asked = [c for c in calls if str((c.request or {}).get("purpose", "")).startswith(ASIDE)]
-    pending: dict[int | None, deque[LlmCallRecord]] = defaultdict(deque)
-    for call in calls:
-        if call not in asked:
-            pending[call.player].append(call)
-    out: list[Line] = []
-
-    def flush() -> None:
-        for queue in pending.values():
-            while queue:
-                out.extend(_call_lines(queue.popleft()))
-
+    """One round in the order things happened: each call where it was made among the events
+    (`transcript_calls`), a step's calls grouped by seat right before that seat's decision,
+    the beliefs a seat reported with its move right under its first move of the round, and
+    the round's result after its last step."""
     decisions = [i for i, e in enumerate(events) if e.kind == "decision"]
     if row is not None and not decisions:  # recorded before decision events were kept
-        flush()
-        out.append(_round_line(row))
-    for i, event in enumerate(events):
-        if event.kind == "decision":
-            queue = pending[event.player]
-            for _ in range(int(event.data.get("attempts", 0) or 0)):
-                if queue:
-                    out += _call_lines(queue.popleft())
-        out.append(_event_line(event))
-        if event.kind == "decision" and event.player in unplaced:
-            out += unplaced.pop(event.player)
-        if row is not None and decisions and i == decisions[-1]:
-            flush()  # calls no decision accounts for (a tool exchange) belong to the moves
+        return _undecided_round(calls, row, events, with_move)
+    unplaced = dict(with_move)
+    before, after = gaps(calls, events)
+    out: list[Line] = []
+    i = 0
+    while i < len(events):
+        event = events[i]
+        if event.kind != "decision":
+            out += _calls_lines(before[i])
+            out.append(_event_line(event))
+            i += 1
+            continue
+        end = block_end(events, i, lambda k: bool(before[k]))
+        step = events[i:end]
+        lead, by_seat = _by_seat(before[i], {e.player for e in step if e.kind == "decision"})
+        out += _calls_lines(lead)
+        for e in step:
+            if e.kind == "decision":
+                out += _calls_lines(by_seat.pop(e.player, []))
+            out.append(_event_line(e))
+            if e.kind == "decision" and e.player in unplaced:
+                out += unplaced.pop(e.player)
+        if row is not None and i <= decisions[-1] < end:
             out.append(_round_line(row))
-    flush()
+        i = end
+    out += _calls_lines(after)
     for lines in unplaced.values():  # a seat with reports but no recorded move
         out += lines
-    for call in asked:
-        out += _call_lines(call)
     return out
+
+
+def _by_seat(
+    calls: list[PlacedCall], seats: set[int | None]
+) -> tuple[list[PlacedCall], dict[int | None, list[PlacedCall]]]:
+    """The calls made before a step: those before its first move's call (the questions and
+    probes that followed the step before), then each deciding seat's own, for its move."""
+    first = next(
+        (k for k, c in enumerate(calls) if c.call.player in seats and not c.aside), len(calls)
+    )
+    lead = calls[:first]
+    by_seat: dict[int | None, list[PlacedCall]] = defaultdict(list)
+    for call in calls[first:]:
+        if call.call.player in seats:
+            by_seat[call.call.player].append(call)
+        else:
+            lead.append(call)
+    return lead, by_seat
+
+
+def _undecided_round(
+    calls: list[PlacedCall],
+    row: RoundRecord,
+    events: list[EventRecord],
+    with_move: Mapping[int, list[Line]],
+) -> list[Line]:
+    """A round stored without decision events: each seat's calls, the round's result, its
+    events, then the calls beside the moves."""
+    moves = [c for c in calls if not c.aside]
+    out = _calls_lines(sorted(moves, key=lambda c: -1 if c.call.player is None else c.call.player))
+    out.append(_round_line(row))
+    out += [_event_line(e) for e in events]
+    for lines in with_move.values():
+        out += lines
+    return out + _calls_lines([c for c in calls if c.aside])
 
 
 def find_episode(store: ResultStore, prefix: str) -> EpisodeRecord:
@@ -185,19 +215,25 @@ def clean(text: str) -> str:
     )
 
 
-def _call_lines(call: LlmCallRecord) -> list[Line]:
-    request: dict[str, Any] = call.request or {}
-    purpose = str(request.get("purpose", "call"))
+def _calls_lines(calls: list[PlacedCall]) -> list[Line]:
+    return [line for call in calls for line in _call_lines(call)]
+
+
+def _call_lines(placed: PlacedCall) -> list[Line]:
+    """A call under what it was for: its prompt (a re-ask's is the correction), its reply."""
+    call, purpose = placed.call, placed.purpose
+    request: dict[str, Any] = call.request if isinstance(call.request, dict) else {}
     out = []
-    if purpose != "reask":
+    if not placed.reask:
         prompt = _last_user(request)
         if prompt:
             out.append(Line("prompt", call.player, f"was asked ({purpose})", prompt))
+    again = " after a re-ask" if placed.reask else ""
     if call.error:
-        out.append(Line("error", call.player, f"call failed: {call.error}"))
+        out.append(Line("error", call.player, f"call failed{again} ({purpose}): {call.error}"))
     else:
-        kind = "reask" if purpose == "reask" else "reply"
-        said = "replied after a re-ask" if kind == "reask" else "replied"
+        kind = "reask" if placed.reask else "reply"
+        said = f"replied after a re-ask ({purpose})" if placed.reask else "replied"
         cached = " (from the cache)" if call.cached else ""
         out.append(Line(kind, call.player, f"{said}{cached}", call.text or "(empty)"))
     return out

@@ -260,7 +260,7 @@ def test_what_the_moderator_says_first_is_recorded_first(tmp_path: Path, model: 
 
 def test_the_transcript_reads_like_the_chat(tmp_path: Path, model: Scripted) -> None:
     """Issue 12 item 11: who said which clue, who voted for whom (privately), the probes beside
-    the moves, not taken for them."""
+    the moves, not taken for them (and, issue 23 item 12, where they were asked)."""
     from stratagem.analysis.transcript import build_transcript
     from stratagem.experiments.store import ResultStore
 
@@ -273,8 +273,14 @@ def test_the_transcript_reads_like_the_chat(tmp_path: Path, model: Scripted) -> 
     assert "moderator: You are the chameleon! [seen by seat 2 only]" in text
     assert f"seat 0 said (clue): {CLUE}" in text
     assert "seat 1 said (vote): I vote for Player 1. [seen by seat 1 only]" in text
-    before_vote = text.split("said (vote)")[0]
-    assert "was asked (probe:" not in before_vote.split("seat 0 played")[0]  # asides come after
+    # The probes where they were asked (issue 23 item 12), never taken for a move's call: seat
+    # 0's role probe before its clue, its belief probe after it.
+    order = [
+        "seat 0 was asked (probe:consistency)", "seat 0 was asked (decision)",
+        "seat 0 said (clue)", "seat 0 was asked (probe:belief)",
+    ]  # fmt: skip
+    positions = [text.index(marker) for marker in order]
+    assert positions == sorted(positions)
 
 
 def test_the_plan_counts_the_probes(tmp_path: Path, model: Scripted) -> None:

@@ -154,7 +154,7 @@ def test_an_unparsable_analysis_is_recorded_invalid_and_leaves_m_unchanged(
     bad = answers["pgm-analysis@after_clue:1"]
     assert bad.parsed == {"value": None, "relevant": False}
     # Asked, re-asked once (max_reasks 1), then given up: no factor, M as before.
-    assert len(calls(store, episode, "reask")) == 1
+    assert len(calls(store, episode, "pgm-analysis:reask")) == 1
     factors = matrices(beliefs_of(store, episode, 0, "factor"))
     assert "pgm-analysis@after_clue:1" not in factors
     beliefs = matrices(beliefs_of(store, episode, 0, "belief"))
@@ -228,7 +228,11 @@ def test_calls_per_decision_are_what_a_seat_spends_at_most(
     assert calls_per_decision(PgmOptions(text_vote=False)) == 5.0
     model[0] = chameleon()
     store, episode = play(tmp_path, "chameleon/0", ["pgm", "magic", "magic"], {"probes": True})
-    spent = [c for c in calls(store, episode) if c.player == 0 and c.request["purpose"] != "reask"]
+    spent = [
+        c
+        for c in calls(store, episode)
+        if c.player == 0 and not c.request["purpose"].endswith("reask")
+    ]
     assert len(spent) / 2 == 5.5  # 2 decisions: 3 analyses, clue, text vote, 6 probes
 
 

@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from stratagem.agents.magic.pgm_player import PgmPlayer
 
 PURPOSE = "pgm-analysis"
-"""The purpose of every PGM analysis call (the store's llm_calls.purpose; re-asks are "reask")."""
+"""The purpose of every PGM analysis call (the store's llm_calls.purpose; its re-asks are
+"pgm-analysis:reask", `parsing.reask_purpose`)."""
 QUESTION_PREFIX = "pgm-analysis@"
 PGM_MAX_TOKENS = 256
 """seed-004 §2: "PGM players always get 256" (every call of a PGM seat)."""

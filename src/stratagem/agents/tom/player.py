@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stratagem.agents.base import Belief, Decision, LLMClient, messages_to_data
 from stratagem.agents.llm_agent import LLMAgent
-from stratagem.agents.parsing import ParseError, merge_messages, plain_reask
+from stratagem.agents.parsing import ParseError, merge_messages, plain_reask, reask_purpose
 from stratagem.agents.registry import Architecture, register
 from stratagem.agents.tom import texts
 from stratagem.agents.tom.reports import (
@@ -56,6 +56,8 @@ from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, Tool
 
 T = TypeVar("T")
+REPORT = "report"
+"""The purpose of a call that asks for the reports alone (`reports: separate`, §12.4)."""
 GROUPS = ("V0", "V1", "V2")
 """§3.3: the groups by the highest order reported."""
 
@@ -166,10 +168,13 @@ class TomPlayer(LLMAgent):
         schema: dict[str, Any] | None,
         parse: Callable[[str], T],
         tools: Sequence[Tool],
+        asked: str = "decision",
     ) -> T | None:
         """Ask until a reply parses: info-tool calls are run and answered (not re-asks); a reply
-        that does not parse is re-asked with its error, `max_reasks` times."""
-        executed, reasks, purpose = 0, 0, "decision"
+        that does not parse is re-asked with its error, `max_reasks` times. The calls are
+        recorded as `asked` ("decision", or "report" for reports asked apart), "tool" after a
+        tool's answer, and as re-asks of `asked`."""
+        executed, reasks, purpose = 0, 0, asked
         while True:
             offered = tuple(tools) if executed < self.options.max_tool_calls else ()
             response = await self._generate(obs, trace, schema, offered, purpose)
@@ -199,7 +204,7 @@ class TomPlayer(LLMAgent):
                 if reasks >= self.max_reasks:
                     return None
                 reasks += 1
-                purpose = "reask"
+                purpose = reask_purpose(asked)
                 self._history.append(Message("user", plain_reask(str(exc))))
 
     async def _generate(
@@ -270,7 +275,12 @@ class TomPlayer(LLMAgent):
             self._history.append(Message("user", f"{news}\n\n{request}"))
             schema = reply_schema(order, domain, None, space, chars)
             reports = await self._ask(
-                obs, trace, schema, lambda t: read_reports(first_object(t), order, domain), tools
+                obs,
+                trace,
+                schema,
+                lambda t: read_reports(first_object(t), order, domain),
+                tools,
+                REPORT,
             )
             self._history.append(Message("user", texts.action_request(phase, other, False)))
             schema = reply_schema(None, domain, phase, space, chars)
