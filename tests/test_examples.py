@@ -52,5 +52,5 @@ def test_the_tom_plan_prices_the_growing_conversation() -> None:
 
     config = load_config(EXAMPLES / "tom-local.yaml")
     specs = expand(config)
-    plan = estimate(iter(specs), len(specs), len(specs), 0, config.models, None)
+    plan = estimate(iter(specs), len(specs), 0, config.models, None)
     assert plan.calls > 0 and plan.tokens == plan.calls * 2750

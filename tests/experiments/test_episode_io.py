@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
 import json
@@ -11,12 +12,14 @@ from typing import Any
 import pytest
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.config import config_from_dict
 from stratagem.experiments.episode_io import (
     FORMAT_VERSION,
     EpisodeImportError,
     export_episodes,
     import_episodes,
 )
+from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
@@ -442,4 +445,37 @@ def test_a_seed003_game_converts_as_documented(tmp_path: Path) -> None:
     assert sorted((g.model, g.prompt, g.opponent, g.run) for g in games) == [
         ("Claude 3.7 Sonnet", "sc-zs", "tft", "1:1"),
         ("Claude 3.7 Sonnet (Thinking)", "zs", "tft", "3:3"),
+    ]
+
+
+def test_a_played_matrix_game_is_replayed_with_its_forfeited_round(tmp_path: Path) -> None:
+    """A repeated game played by the runner carries its moves, so the engine replays it (issue
+    23 item 6): an invalid move forfeits its round (0, 0) on import as in play, and a round's
+    payoffs made up afterwards are refused."""
+    config = {
+        "name": "pd",
+        "output": str(tmp_path / "out"),
+        "models": [{"model": "scripted/cooperate"}],
+        "agents": [{"name": "plain"}],
+        "games": ["dilemma"],
+        "rounds": [3],
+        "lineups": [["scripted:cooperate,nonsense,defect", "TitForTat"]],
+    }
+    asyncio.run(Runner(config_from_dict(config, "test"), show_progress=False).run())
+    path = tmp_path / "pd.jsonl"
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        export_episodes(store, path)
+    (line,) = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()]
+    assert line["rounds"][1]["actions"] == [None, "cooperate"]
+    assert line["rounds"][1]["payoffs"] == [0.0, 0.0] and line["rounds"][1]["valid"] is False
+    assert import_episodes(ResultStore(), path).imported == 1
+    line["rounds"][1]["payoffs"] = [10, 10]
+    line["payoffs"][0] += 10
+    line["payoffs"][1] += 10
+    bad = write_lines(tmp_path / "bad.jsonl", [line])
+    with pytest.raises(EpisodeImportError) as info:
+        import_episodes(ResultStore(), bad)
+    assert info.value.errors == [
+        f"{bad}:1: rounds[1].payoffs: expected [0.0, 0.0] as the engine computes it, "
+        "got [10.0, 10.0]"
     ]

@@ -64,7 +64,8 @@ def mark_unfinished(db: Path) -> None:
 
 
 def test_a_schema_1_store_migrates_without_loss(tmp_path: Path) -> None:
-    """Schema 2 added events' visibility, schema 3 the experiment of each model call."""
+    """Schema 2 added events' visibility, schema 3 the experiment of each model call, schema 4
+    the prompt cache's part of each call's input (none, for calls made before)."""
     out = unpack("legacy-v1", tmp_path / "out")
     db = out / STORE_FILE
     assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("1",)]
@@ -73,25 +74,35 @@ def test_a_schema_1_store_migrates_without_loss(tmp_path: Path) -> None:
     assert all(before.values())  # the fixture holds every kind of record
 
     with ResultStore(db) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
+        calls = store.llm_calls()
+        assert calls and all(
+            (c.cached_input_tokens, c.cache_write_tokens, c.saved_usd) == (0, 0, 0.0) for c in calls
+        )
+        totals = store.call_totals()
+        assert totals["cached_input_tokens"] == totals["saved_usd"] == 0
+        assert totals["paid_input_tokens"] == sum(
+            c.input_tokens or 0 for c in calls if not c.cached and c.error is None
+        )
         events = [e for ep in store.episodes() for e in store.events(ep.id)]
         kinds = {e.kind for e in events}
         assert {"invalid", "self_consistency"} <= kinds
         assert all(e.visible_to is None for e in events)  # written before visibility: public
 
     # Every old row is still there, unchanged; events gained their visibility (public), and model
-    # calls the experiment they belong to.
+    # calls the experiment they belong to and their prompt-cache columns (0).
     after = {t: raw_rows(db, f"SELECT * FROM {t}") for t in tables}
-    added = {"events": None, "llm_calls": "legacy-v1"}
+    added: dict[str, tuple[Any, ...]] = {"events": (None,), "llm_calls": ("legacy-v1", 0, 0, 0.0)}
     for table in tables:
         rows = after[table]
         if table in added:
-            assert all(row[-1] == added[table] for row in rows)
-            rows = [row[:-1] for row in rows]
+            n = len(added[table])
+            assert all(row[-n:] == added[table] for row in rows)
+            rows = [row[:-n] for row in rows]
         assert sorted(map(repr, rows)) == before[table], table
     # Opening again is a no-op.
     ResultStore(db).close()
-    assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("3",)]
+    assert raw_rows(db, "SELECT value FROM meta WHERE key='schema_version'") == [("4",)]
 
 
 def test_a_schema_1_results_directory_resumes_with_zero_calls(tmp_path: Path) -> None:

@@ -250,7 +250,8 @@ def test_budget_stops_new_calls_cleanly_and_a_higher_cap_finishes(
     assert len(script.calls) == 3
     (line,) = err.strip().splitlines()
     assert line == (
-        f"stopped: budget reached: used {sum(first[:3]):,} of the {cap:,} token cap (max_tokens); "
+        f"stopped: budget reached: used {sum(first[:3]):,} of the {cap:,} token cap (max_tokens) "
+        "(calls already under way when it was reached were paid too); "
         "no new model calls are made (cached answers still replay). Raise the cap to continue."
     )
     assert "1 failed" in out

@@ -106,7 +106,8 @@ def test_messages_system_and_tool_results_are_mapped() -> None:
     sent = recorder.headers[0]
     assert sent.get("x-api-key") == KEY or sent.get("authorization") == f"Bearer {KEY}"
     assert body["model"] == "claude-test" and body["max_tokens"] == 50
-    assert body["system"] == "Rules.\n\nBe brief."
+    mark = {"cache_control": {"type": "ephemeral"}}  # the prompt cache's breakpoints
+    assert body["system"] == [{"type": "text", "text": "Rules.\n\nBe brief.", **mark}]
     assert body.get("temperature") == (0.3 if SENDS_TEMPERATURE else None)
     assert "seed" not in body
     assert body["messages"] == [
@@ -121,13 +122,18 @@ def test_messages_system_and_tool_results_are_mapped() -> None:
             "role": "assistant",
             "content": [
                 {"type": "text", "text": "Let me look."},
-                {"type": "tool_use", "id": "toolu_1", "name": "look", "input": {"n": 2}},
+                {"type": "tool_use", "id": "toolu_1", "name": "look", "input": {"n": 2}, **mark},
             ],
         },
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "board: empty"}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": "board: empty",
+                    **mark,
+                }
             ],
         },
     ]
@@ -201,7 +207,7 @@ def test_with_thinking_choices_become_an_instruction_and_are_validated() -> None
     body = recorder.bodies[0]
     assert body["thinking"] == thinking and "temperature" not in body
     assert "tool_choice" not in body and "tools" not in body
-    assert "exactly one of: cooperate, defect" in body["system"]
+    assert "exactly one of: cooperate, defect" in body["system"][0]["text"]
     assert response.text == "defect" and response.reasoning == "Defecting dominates."
 
 

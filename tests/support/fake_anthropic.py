@@ -8,6 +8,10 @@
 - with `thinking` enabled in the request, a `thinking` block (`thinking` text, signed) comes
   first and `thinking_tokens` more output tokens are billed, as the API bills thinking.
 
+The prompt cache is imitated with `cache_read=n` and `cache_write=m`: every reply says it read
+n input tokens from the cache and wrote m to it (`cache_read_input_tokens`,
+`cache_creation_input_tokens`), which, as the API counts them, `input_tokens` leaves out.
+
 Errors: `status` answers every request with that HTTP status instead. The server runs in a thread,
 independent of the test's event loop.
 """
@@ -50,8 +54,12 @@ class FakeAnthropicServer:
         thinking: str = "Defection dominates, but let me see.",
         thinking_tokens: int = 40,
         status: int | None = None,
+        cache_read: int = 0,
+        cache_write: int = 0,
     ) -> None:
         self.reply = reply
+        self.cache_read = cache_read
+        self.cache_write = cache_write
         self.thinking = thinking
         self.thinking_tokens = thinking_tokens
         self.status = status
@@ -85,7 +93,12 @@ class FakeAnthropicServer:
             "content": content,
             "stop_reason": "tool_use" if forced else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": output},
+            "usage": {
+                "input_tokens": INPUT_TOKENS,
+                "output_tokens": output,
+                "cache_read_input_tokens": self.cache_read,
+                "cache_creation_input_tokens": self.cache_write,
+            },
         }
 
     def __enter__(self) -> FakeAnthropicServer:

@@ -10,7 +10,9 @@ completions, so a test can assert exactly how many attempts a client made:
 - `"ok"`: a valid completion;
 - `"400"`, `"403"`, `"404"`: bad request, forbidden, not found (not worth retrying);
 - `"401"`: unauthorised, echoing the bearer token in the message as real APIs partly do, so a
-  test can check that the key never reaches an error message.
+  test can check that the key never reaches an error message;
+- `"echo"`: status 200, a completion whose content and reasoning quote the request's
+  `Authorization` header and the bare key: a server echoing the key in a normal reply.
 
 After the pattern is used up it answers `"ok"`, or starts over when `repeat=True`. The valid reply
 is `{"choice": <first enum value>}` when the request asks for a JSON schema with a `choice` enum
@@ -22,6 +24,10 @@ message's `reasoning_field` (`reasoning_content` as DeepSeek and vLLM send it, `
 OpenRouter and Ollama do, or `"inline"`: a `<think>` block before the content, as hosts without
 a reasoning parser send DeepSeek-R1), and `reasoning_tokens` more completion tokens, reported in
 `completion_tokens_details` as OpenAI does.
+
+OpenAI's prompt cache is imitated with `cached_tokens=n`: every valid reply says that n of its
+`prompt_tokens` (7, or `prompt_tokens=`) were read from the cache, in
+`prompt_tokens_details.cached_tokens` as OpenAI reports it.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from typing import Any
 
 FAULTS = ("429", "500", "slow", "malformed", "ok")
 """The default pattern: each transient fault once, then a valid completion."""
-BEHAVIOURS = (*FAULTS, "400", "401", "403", "404")
+BEHAVIOURS = (*FAULTS, "400", "401", "403", "404", "echo")
 PROMPT_TOKENS, COMPLETION_TOKENS = 7, 3
 """The usage of every valid reply (plus `reasoning_tokens` completion tokens when reasoning)."""
 
@@ -48,8 +54,10 @@ def completion_body(
     reasoning: str | None = None,
     reasoning_field: str = "reasoning_content",
     reasoning_tokens: int = 0,
+    cached_tokens: int = 0,
 ) -> dict[str, Any]:
-    """A minimal valid chat.completion object, with reasoning if given."""
+    """A minimal valid chat.completion object, with reasoning and cached prompt tokens if
+    given."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if reasoning is not None:
         if reasoning_field == "inline":
@@ -64,6 +72,8 @@ def completion_body(
     }
     if reasoning is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+    if cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens, "audio_tokens": 0}
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -96,6 +106,8 @@ class FakeOpenAIServer:
         reasoning: str | None = None,
         reasoning_field: str = "reasoning_content",
         reasoning_tokens: int = 0,
+        prompt_tokens: int = PROMPT_TOKENS,
+        cached_tokens: int = 0,
     ) -> None:
         self.pattern = list(pattern)
         unknown = [p for p in self.pattern if p not in BEHAVIOURS]
@@ -107,6 +119,8 @@ class FakeOpenAIServer:
         self.reasoning = reasoning
         self.reasoning_field = reasoning_field
         self.reasoning_tokens = reasoning_tokens
+        self.prompt_tokens = prompt_tokens
+        self.cached_tokens = cached_tokens
         self.served: list[str] = []
         """The behaviour of each chat request, in arrival order."""
         self.requests: list[dict[str, Any]] = []
@@ -196,6 +210,8 @@ class FakeOpenAIServer:
                 reply = completion_body(
                     model,
                     _reply_for(body, fake.reply),
+                    fake.prompt_tokens,
+                    cached_tokens=fake.cached_tokens,
                     reasoning=fake.reasoning,
                     reasoning_field=fake.reasoning_field,
                     reasoning_tokens=fake.reasoning_tokens,
@@ -213,6 +229,12 @@ class FakeOpenAIServer:
                 elif behaviour == "401":
                     token = self.headers.get("Authorization", "").removeprefix("Bearer ")
                     self._error(401, f"Incorrect API key provided: {token}")
+                elif behaviour == "echo":
+                    header = self.headers.get("Authorization", "")
+                    key = header.removeprefix("Bearer ")
+                    said = f"You sent Authorization: {header} (key {key})"
+                    echo = completion_body(model, said, reasoning=said)
+                    self._send(200, json.dumps(echo).encode())
                 elif behaviour == "malformed":
                     self._send(200, b'{"id": "chatcmpl-fake", "choices": [ {"index": 0,')
                 else:

@@ -29,6 +29,7 @@ from stratagem.analysis.report_views import (
 )
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import GAMES, split_setting
+from stratagem.llm.pricing import CacheUse
 
 ARCHITECTURE_NAMES: dict[str, str] = {
     "plain": "Plain LLM",
@@ -319,10 +320,37 @@ def counts_tables(data: ReportData) -> list[Block]:
                 CellView(f"${float(calls['cost_usd']):.4f}", "num"),
             )
         ],
-        note="" if calls["calls"] else "No model calls are stored for this experiment.",
+        note=_cache_note(calls) or ("" if calls["calls"] else NO_CALLS),
         fold=False,
     )
     return [episodes, calls_table]
+
+
+NO_CALLS = "No model calls are stored for this experiment."
+
+
+def _cache_note(calls: Mapping[str, Any]) -> str:
+    """What the provider's prompt cache did for the paid calls, when it did anything: the cost
+    above is what was billed, each part of the input at its own rate (`llm.pricing`)."""
+    cache = CacheUse.from_totals(calls)
+    if not cache.text():
+        return ""
+    written = (
+        f" and wrote {cache.written_tokens / cache.input_tokens:.0%} of it (billed above the "
+        "input rate)"
+        if cache.written_tokens and cache.input_tokens
+        else ""
+    )
+    effect = (
+        f"saved ${cache.saved_usd:.4f}"
+        if cache.saved_usd >= 0
+        else f"cost ${-cache.saved_usd:.4f} more"
+    )
+    return (
+        f"The provider's prompt cache read {cache.share:.0%} of the {cache.input_tokens:,} input "
+        f"tokens paid for (billed at the cached-input rate){written}; against every input token "
+        f"at the full rate, it {effect}. The cost is what was billed."
+    )
 
 
 def failures(data: ReportData) -> list[Block]:

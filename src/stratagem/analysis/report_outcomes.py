@@ -18,6 +18,7 @@ from stratagem.analysis.report_data import (
     plural,
 )
 from stratagem.analysis.report_views import CellView, Note, Section, Stat, make_table
+from stratagem.llm.pricing import CacheUse
 
 LONG_RESULTS = 150
 """The per-setting results table, the report's main table, folds only above this many rows."""
@@ -49,6 +50,9 @@ def header(data: ReportData) -> dict[str, Any]:
         ),
         Stat("cost", f"${float(calls['cost_usd']):.4f}"),
     ]
+    cache = CacheUse.from_totals(calls)
+    if cache.text():
+        stats.append(Stat("prompt cache", cache.text().removeprefix("prompt cache: ")))
     return {
         "title": data.experiment.name or data.experiment.id,
         "experiment_id": data.experiment.id,

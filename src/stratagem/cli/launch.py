@@ -48,6 +48,13 @@ def plan_and_run(
         f"experiment {summary.experiment}: {summary.episodes} episodes, "
         f"{summary.skipped} already finished, {summary.finished} played, {summary.failed} failed; "
         f"{summary.calls} model calls ({summary.cached_calls} cached, {summary.failed_calls} "
-        f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}, {summary.wall_s:.1f} s",
+        f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}"
+        f"{summary.prompt_cache.aside()}, {summary.wall_s:.1f} s",
     )
+    if summary.unread_answers:
+        _say(
+            out,
+            f"{summary.unread_answers} answers (questions, probes, analyses) could not be read: "
+            "each is stored as such (its reply kept, no value read from it)",
+        )
     return summary

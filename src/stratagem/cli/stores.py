@@ -23,8 +23,12 @@ from stratagem.cli.store_paths import (
     writing,
 )
 from stratagem.errors import StratagemError
+from stratagem.experiments.lock import writer_active
 from stratagem.experiments.store import ResultStore
+from stratagem.llm.pricing import CacheUse
 
+INTERRUPTED = "interrupted"
+"""How `status` and `show` name an episode stored as running while no process writes."""
 REASONS_SHOWN = 3
 """How many distinct failure reasons `status` prints per experiment."""
 
@@ -37,12 +41,22 @@ def status(directory: StoreArg = DEFAULT) -> None:
             _status_of(db, path)
 
 
+def shown_counts(counts: dict[str, int], directory: Path) -> dict[str, int]:
+    """Episodes by status as a person should read them: "running" only while a process writes
+    the directory; once none does (Ctrl-C, a kill), those episodes were interrupted, and the
+    next run of the same command plays them again."""
+    if not counts.get("running") or writer_active(directory):
+        return counts
+    shown = {k: n for k, n in counts.items() if k != "running"}
+    return shown | {INTERRUPTED: counts["running"]}
+
+
 def _status_of(db: ResultStore, path: Path) -> None:
     experiments = db.experiments()
     if not experiments:
         _say(out, f"{path}: no experiments")
     for experiment in experiments:
-        counts = db.status_counts(experiment.id)
+        counts = shown_counts(db.status_counts(experiment.id), path.parent)
         calls = db.call_totals(experiment.id)
         line = Text(experiment.id, style="bold")
         line.append(
@@ -50,6 +64,7 @@ def _status_of(db: ResultStore, path: Path) -> None:
             + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
             + f"; {calls['calls']} model calls ({calls['cached']} cached, "
             f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
+            + CacheUse.from_totals(calls).aside()
         )
         out.print(line)
         reasons = list(
@@ -93,16 +108,18 @@ def show(
     """Print one episode as a transcript: round by round, what each seat saw, said and played."""
     from stratagem.analysis.transcript import build_transcript, clean, find_episode
 
-    with ResultStore(store_to_read(directory)) as db:
+    store_file = store_to_read(directory)
+    with ResultStore(store_file) as db:
         if episode is None:
-            _print_episodes(db)
+            _print_episodes(db, writer_active(store_file.parent))
             return
         record = find_episode(db, episode)
         text = build_transcript(db, record).text(full=full)
     _say(out, clean(text))
 
 
-def _print_episodes(db: ResultStore) -> None:
+def _print_episodes(db: ResultStore, live: bool) -> None:
+    """`live`: a process writes the store now (else running episodes were interrupted)."""
     from stratagem.analysis.transcript import clean
 
     episodes = db.episodes()
@@ -113,7 +130,8 @@ def _print_episodes(db: ResultStore) -> None:
     for ep in episodes:
         payoffs = "" if ep.payoffs is None else ", ".join(f"{x:g}" for x in ep.payoffs)
         seats = ", ".join(ep.player_names)
-        table.add_row(*(Text(clean(v)) for v in (ep.id, ep.game, seats, ep.status, payoffs)))
+        status = INTERRUPTED if ep.status == "running" and not live else ep.status
+        table.add_row(*(Text(clean(v)) for v in (ep.id, ep.game, seats, status, payoffs)))
     out.print(table)
     out.print("stratagem show DIR EPISODE prints one (the start of its id is enough)")
 

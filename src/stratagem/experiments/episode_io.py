@@ -3,8 +3,9 @@
 The format (docs/episode-format.md) lets records leave the store for sharing, and lets records made
 by other tools (seed-003's game.json, seed-001's CSVs, after a small conversion) come in, so every
 metric can be computed on anyone's data. An import validates the whole file before writing
-anything and names the file, line and field of each problem; each episode is written in its own
-transaction, and episodes already in the store are skipped, never overwritten.
+anything (an episode of a catalog game is replayed by the engine: `episode_replay`) and names the
+file, line and field of each problem; each episode is written in its own transaction, and episodes
+already in the store are skipped, never overwritten.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from stratagem.experiments.episode_fields import (
     opt_str,
     storable,
 )
+from stratagem.experiments.episode_replay import check_by_engine
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.store import (
     STATUSES,
@@ -265,9 +267,17 @@ def _llm_calls(value: Any, episode_id: str, n: int) -> tuple[LlmCallRecord, ...]
                 cached=bool(opt_bool(c.get("cached"), f"{at}.cached")),
                 error=opt_str(c.get("error"), f"{at}.error"),
                 created_at=opt_str(c.get("created_at"), f"{at}.created_at") or "",
+                cached_input_tokens=_cache_count(c, "cached_input_tokens", at),
+                cache_write_tokens=_cache_count(c, "cache_write_tokens", at),
+                saved_usd=opt_number(c.get("saved_usd"), f"{at}.saved_usd") or 0.0,
             )
         )
     return tuple(out)
+
+
+def _cache_count(call: dict[str, Any], key: str, at: str) -> int:
+    """A model call's prompt-cache token count: 0 where a line predates them."""
+    return opt_int(call.get(key), f"{at}.{key}", 0) or 0
 
 
 def _answers(value: Any, episode_id: str, n: int) -> tuple[AnswerRecord, ...]:
@@ -401,6 +411,7 @@ def episode_from_dict(
         _answers(o.get("answers", []), episode_id, n),
         _beliefs(o.get("beliefs", []), episode_id, n),
     )
+    check_by_engine(bundle, "game" if isinstance(o["game"], str) else "game.name")
     return bundle, experiment
 
 

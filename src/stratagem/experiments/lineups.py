@@ -8,6 +8,7 @@ each seat can play the game it is given.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,8 @@ from stratagem.strategies.registry import get_strategy
 AGENT_OPPONENT = "agent:"
 """An opponent named `agent:<name>` is that agent entry, played by the same model."""
 SCRIPTED = "scripted:"
-"""`scripted:<a>,<b>,...` plays those actions in turn, the last one again once they run out."""
+"""`scripted:<a>,<b>,...` plays those actions in turn, the last one again once they run out;
+`scripted:[...]` gives them as a JSON list, for actions with commas (TradeCraft's JSON moves)."""
 PINNED = "@"
 """`<agent>@<model id>`: that agent entry played by that model only."""
 HUMAN = "human"
@@ -114,10 +116,7 @@ class SeatParser:
                 )
             return Seat(text, human=True)
         if text.startswith(SCRIPTED):
-            actions = tuple(a.strip() for a in text[len(SCRIPTED) :].split(","))
-            if not all(actions):
-                raise StratagemError(f"{where}: '{text}' needs actions, e.g. scripted:C,D")
-            return Seat(text, script=actions)
+            return Seat(text, script=script_actions(text[len(SCRIPTED) :], where))
         agent_name, _, model_id = name.partition(PINNED)
         if agent_name in self.agents:
             if model_id:
@@ -145,6 +144,27 @@ class SeatParser:
             if name in self.agents:
                 return True
         return False
+
+
+def script_actions(text: str, where: str) -> tuple[str, ...]:
+    """A script's actions: `a,b,...`, or a JSON list whose strings are actions as written and
+    whose objects, lists and numbers are actions written as JSON (`[{"decision": "accept"}]`).
+    The engine checks each action when it is played, as any other."""
+    if not text.lstrip().startswith("["):
+        actions = tuple(a.strip() for a in text.split(","))
+        if not all(actions):
+            raise StratagemError(f"{where}: 'scripted:{text}' needs actions, e.g. scripted:C,D")
+        return actions
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StratagemError(
+            f"{where}: scripted:[...] is not a JSON list ({exc.msg} at character {exc.pos})"
+        ) from None
+    if not isinstance(items, list) or not items or any(isinstance(a, bool | None) for a in items):
+        raise StratagemError(f"{where}: scripted:[...] must list actions (texts or JSON values)")
+    # An empty text stays one: TradeCraft's pass (seed-002 §2.6 [A]).
+    return tuple(a if isinstance(a, str) else json.dumps(a, separators=(",", ":")) for a in items)
 
 
 def expand_lineup(entry: list[str] | RotationEntry, game: Game, where: str) -> list[list[str]]:

@@ -2,7 +2,8 @@
 
 Users pay per token, so a run prints its plan first (`stratagem run --dry-run` prints only that),
 and above the file's `confirm` bounds it asks before starting. The numbers are estimates:
-- episodes to play are the grid's size less the finished episodes already stored;
+- episodes to play are the grid's episodes that are not stored as finished (exactly those a run
+  plays: an episode whose spec changed under the same name is new);
 - model calls per episode come from playing each sampled episode's game with a stand-in policy
   (the first legal action) to count each LLM seat's decisions, times what its architecture spends
   per decision (`Architecture.calls`), its self-consistency samples and its questions;
@@ -69,20 +70,21 @@ class Plan:
             return f"more than {confirm.episodes:,} episodes (confirm.episodes)"
         if self.usd is not None and self.usd > confirm.usd:
             return f"more than ${confirm.usd:,.2f} (confirm.usd)"
+        if self.calls > confirm.calls:
+            return f"more than {confirm.calls:,} model calls (confirm.calls)"
         return None
 
 
 def estimate(
     specs: Iterable[EpisodeSpec],
-    size: int,
     remaining: int,
     finished: int,
     models: Iterable[ModelEntry],
     tokens_per_call: float | None,
 ) -> Plan:
-    """The plan of `remaining` episodes like `SAMPLE` of the grid's `size` episodes, taken at an
-    even stride across it (every model, agent and game has its share)."""
-    stride = max(1, size // SAMPLE)
+    """The plan of the `remaining` episodes `specs` lists (those a run will play), from about
+    `SAMPLE` of them taken at an even stride (every model, agent and game has its share)."""
+    stride = max(1, remaining // SAMPLE)
     sample = list(itertools.islice(specs, 0, None, stride))
     calls_of: dict[str, float] = {}  # by model entry: two entries may share a model string
     tokens_of: dict[str, float] = {}

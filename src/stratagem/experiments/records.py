@@ -114,6 +114,12 @@ class LlmCallRecord:
     created_at: str = ""
     id: int = field(default=0, compare=False)
     """Row id in this store; not part of the call's identity (differs after an import)."""
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those the provider's prompt cache read (billed at its discount)."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the provider's prompt cache (Anthropic)."""
+    saved_usd: float = 0.0
+    """What the prompt cache saved on this call against full-rate input (`Response.saved_usd`)."""
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,15 @@ from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import BudgetExceeded, ModelRefused
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
-from stratagem.llm.pricing import Price
+from stratagem.llm.pricing import CacheUse, Price
 from stratagem.llm.ratelimit import Limits, RateLimiter
 from stratagem.llm.registry import ModelConfig
 from stratagem.llm.retry import RetryPolicy
 from stratagem.llm.types import Request, Response
 
+BUDGET_STOPPED = "stopped by the budget: no new model calls once a cap was reached (budget:)"
+"""A failed episode's reason when the budget stopped it; the run's last line gives the figures,
+once the calls in flight have finished, so every figure shown is what was paid."""
 STORE_FILE = "stratagem.db"
 CACHE_FILE = "cache.db"
 LIMITS_FILE = "ratelimits.db"
@@ -74,7 +77,13 @@ class RunSummary:
     failed_calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    prompt_cache: CacheUse = field(default_factory=CacheUse)
+    """The provider's prompt cache over this run's paid calls: its share of their input, and
+    what it saved (`cost_usd` is already what was billed)."""
     wall_s: float = 0.0
+    unread_answers: int = 0
+    """Answers of finished episodes (questions, probes, analyses) whose reply could not be read:
+    stored as unreadable, counted here instead of a line each while the run plays."""
     stopped: str | None = None
     """Why the run stopped early (a budget), if it did."""
     errors: list[str] = field(default_factory=list)
@@ -127,19 +136,27 @@ class Runner:
         return list(self.grid.specs())
 
     def plan(self) -> Plan:
-        """What the run is about to do (episodes, calls, tokens, dollars), before it starts."""
+        """What the run is about to do (episodes, calls, tokens, dollars), before it starts:
+        exactly the episodes of this grid that `run` will play, so the plan, `--dry-run` and
+        the confirmation bounds never miss an episode whose spec changed under the same
+        experiment name (a model swapped for a priced one plays new episodes)."""
         store_file = self.output / STORE_FILE
-        finished, per_call = 0, None
+        done: set[str] = set()
+        per_call = None
         if store_file.is_file():
             with ResultStore(store_file) as store:
-                finished = store.status_counts(self.experiment)["finished"]
+                done = self._finished_ids(store)
                 totals = store.call_totals(self.experiment)
                 paid = totals["calls"] - totals["cached"] - totals["errors"]
                 per_call = totals["paid_tokens"] / paid if paid > 0 else None
-        remaining = max(self.size - finished, 0)
-        return estimate(
-            self.grid.specs(), self.size, remaining, finished, self.config.models, per_call
-        )
+        finished = sum(spec.id in done for spec in self.grid.specs()) if done else 0
+        remaining = self.size - finished
+        todo = (spec for spec in self.grid.specs() if spec.id not in done)
+        return estimate(todo, remaining, finished, self.config.models, per_call)
+
+    def _finished_ids(self, store: ResultStore) -> set[str]:
+        """The ids of this experiment's finished episodes: the ones a run skips."""
+        return {e.id for e in store.episodes(self.experiment, status="finished")}
 
     async def run(self) -> RunSummary:
         started = time.perf_counter()
@@ -153,7 +170,7 @@ class Runner:
             store.create_experiment(
                 self.experiment, self.config.name, self.config.model_dump(mode="json"), update=True
             )
-            done = {e.id for e in store.episodes(self.experiment, status="finished")}
+            done = self._finished_ids(store)
 
             def todo() -> Iterator[EpisodeSpec]:
                 for spec in self.grid.specs():
@@ -190,6 +207,7 @@ class Runner:
         limiter = RateLimiter(self.output / LIMITS_FILE)
         budget = self._budget(store)
         stop = asyncio.Event()
+        stopped_by_budget = asyncio.Event()
         # One line at 80 columns: the name (never read as markup) and the bar give way first;
         # episodes, ETA and the usage (calls, tokens, cost) are kept whole.
         progress = Progress(
@@ -218,12 +236,14 @@ class Runner:
             retries: int,
             request_json: str | None,
         ) -> None:
+            episode = context.episode_id  # the events before the call place it in time
+            after = None if episode is None else store.next_event_seq(episode)
             store.add_llm_call(
                 model,
-                episode_id=context.episode_id,
+                episode_id=episode,
                 player=context.player,
                 round=context.round,
-                request=stored_request(request, context.purpose, retries, request_json),
+                request=stored_request(request, context.purpose, retries, request_json, after),
                 response=None if response is None else response.to_json(),
                 text=None if response is None else response.text,
                 input_tokens=None if response is None else response.usage.input_tokens,
@@ -232,12 +252,17 @@ class Runner:
                 latency_s=None if response is None else response.latency_s,
                 cached=bool(response and response.cached),
                 error=error,
+                cached_input_tokens=0 if response is None else response.usage.cached_input_tokens,
+                cache_write_tokens=0 if response is None else response.usage.cache_write_tokens,
+                saved_usd=0.0 if response is None else response.saved_usd,
             )
             summary.calls += 1
             if response is None:
                 summary.failed_calls += 1
             else:
                 summary.cached_calls += int(response.cached)
+                if not response.cached:
+                    summary.prompt_cache.add(response.usage, response.saved_usd)
                 summary.tokens += response.usage.total
                 summary.cost_usd += response.cost_usd
             if self.show_progress:
@@ -253,11 +278,10 @@ class Runner:
             try:
                 await self._play_episode(store, spec, seating)
                 summary.finished += 1
-            except BudgetExceeded as exc:
-                store.fail_episode(spec.id, str(exc))
+            except BudgetExceeded:
+                store.fail_episode(spec.id, BUDGET_STOPPED)
                 summary.failed += 1
-                if summary.stopped is None:
-                    summary.stopped = str(exc)
+                stopped_by_budget.set()
                 stop.set()
             except ModelRefused as exc:  # bad key, unknown model, invalid request: stop the run
                 store.fail_episode(spec.id, str(exc))
@@ -279,6 +303,9 @@ class Runner:
                 BackgroundCheckpoints(store.group, cache.group),
             ):
                 await self.executor.run(todo, play, self.config.concurrency, stop)
+            if stopped_by_budget.is_set() and summary.stopped is None:
+                # Said once every call in flight has finished: what was paid in the end.
+                summary.stopped = budget.reached()
         finally:
             for client in clients.values():
                 await client.aclose()
@@ -307,7 +334,7 @@ class Runner:
         budget: Budget,
         record: Any,
     ) -> ModelClient:
-        price = Price(entry.price.input, entry.price.output) if entry.price else None
+        price = Price(**entry.price.model_dump()) if entry.price else None
         config = ModelConfig(
             model=entry.model,
             base_url=entry.base_url,
@@ -340,14 +367,28 @@ class Runner:
         agents = [seat_agent(seat, p, spec.id, seating, game) for p, seat in enumerate(spec.seats)]
         state = await play_episode(store, spec.id, game, agents, spec.seed)
         store.finish_episode(spec.id, list(state.payoffs()))
+        if any(agent.debriefs for agent in agents):
+            self.summary.unread_answers += sum(
+                isinstance(a.parsed, dict) and a.parsed.get("relevant") is False
+                for a in store.answers(spec.id)
+            )
 
 
-def stored_request(request: Request, purpose: str, retries: int, request_json: str | None) -> Any:
-    """A call record's request: its fields, the call's purpose and its retries. Given the cache
-    key's encoding of the request (every field but `n`, a temperature as a float), that text is
-    kept with the three added, so a call encodes its request once for its cache key, its cache
-    row and its record."""
-    added = {"n": request.n, "purpose": purpose, "retries": retries}
+def stored_request(
+    request: Request,
+    purpose: str,
+    retries: int,
+    request_json: str | None,
+    after_events: int | None = None,
+) -> Any:
+    """A call record's request: its fields, the call's purpose and its retries, and in an
+    episode `after_events`, how many of its events were recorded before the call (a transcript
+    places the call among them by it). Given the cache key's encoding of the request (every
+    field but `n`, a temperature as a float), that text is kept with these added, so a call
+    encodes its request once for its cache key, its cache row and its record."""
+    added: dict[str, Any] = {"n": request.n, "purpose": purpose, "retries": retries}
+    if after_events is not None:
+        added["after_events"] = after_events
     if request_json is None:
         return {**request.to_json(), **added}
     return EncodedJson(f"{dump_json(added, 'request')[:-1]},{request_json[1:]}")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import STATUSES
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever the schema changes; each bump adds a step to `MIGRATIONS`."""
 
 SCHEMA = f"""
@@ -81,7 +81,10 @@ CREATE TABLE llm_calls (
     cached INTEGER NOT NULL DEFAULT 0 CHECK (cached IN (0, 1)),
     error TEXT,
     created_at TEXT NOT NULL,
-    experiment_id TEXT
+    experiment_id TEXT,
+    cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    saved_usd REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX llm_calls_by_episode ON llm_calls(episode_id, seq);
 CREATE INDEX llm_calls_by_experiment ON llm_calls(experiment_id);
@@ -135,9 +138,18 @@ def _add_call_experiment(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX llm_calls_by_experiment ON llm_calls(experiment_id)")
 
 
+def _add_prompt_cache(conn: sqlite3.Connection) -> None:
+    """3 -> 4: of a model call's input tokens, those the provider's prompt cache read and wrote
+    (billed at their own rates), and what it saved against full-rate input. Calls stored before
+    were all priced at the full input rate: 0 of each is what they were."""
+    for column in ("cached_input_tokens INTEGER", "cache_write_tokens INTEGER", "saved_usd REAL"):
+        conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {column} NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _add_event_visibility,
     2: _add_call_experiment,
+    3: _add_prompt_cache,
 }
 """The step that takes a store from version k to k + 1."""
 

@@ -344,7 +344,8 @@ class StoreConnection:
         cur = conn.execute(
             "INSERT INTO llm_calls (episode_id, seq, player, round, model, cache_key, request, "
             "response, text, input_tokens, output_tokens, cost_usd, latency_s, cached, error, "
-            "created_at, experiment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "created_at, cached_input_tokens, cache_write_tokens, saved_usd, experiment_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "(SELECT experiment_id FROM episodes WHERE id = ?))",
             (
                 c.episode_id,
@@ -363,6 +364,9 @@ class StoreConnection:
                 int(c.cached),
                 c.error,
                 c.created_at or now(),
+                c.cached_input_tokens,
+                c.cache_write_tokens,
+                c.saved_usd,
                 c.episode_id,
             ),
         )

@@ -94,6 +94,19 @@ class StoreReads(StoreConnection):
                 seats[int(player)] = seats.get(int(player), 0.0) + float(cost)
         return out
 
+    def next_event_seq(self, episode_id: str) -> int:
+        """The sequence number the episode's next event will get: a model call recorded now
+        came after every event below it, which places it among the events in a transcript."""
+        trusted = self._grouped or self.group.deferred
+        facts = self._memo.get(episode_id) if trusted else None
+        seq = None if facts is None else facts.next_seq.get("events")
+        if seq is not None:
+            return seq
+        rows = self._rows(
+            "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE episode_id=?", (episode_id,)
+        )
+        return int(rows[0][0])
+
     def llm_calls(
         self, episode_id: str | None = None, *, cache_key: str | None = None
     ) -> list[LlmCallRecord]:
@@ -128,6 +141,9 @@ class StoreReads(StoreConnection):
                 error=r["error"],
                 created_at=r["created_at"],
                 id=r["id"],
+                cached_input_tokens=r["cached_input_tokens"],
+                cache_write_tokens=r["cache_write_tokens"],
+                saved_usd=r["saved_usd"],
             )
             for r in self._rows(sql + order, params)
         ]
@@ -135,7 +151,9 @@ class StoreReads(StoreConnection):
     def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
         """Counts and sums over model calls: all in the file, or those of one experiment.
 
-        `paid_*` count only calls that reached the provider and succeeded (not cache replays).
+        `paid_*` count only calls that reached the provider and succeeded (not cache replays),
+        and so do the provider's prompt-cache sums `cached_input_tokens`, `cache_write_tokens`
+        and `saved_usd` (`CacheUse.from_totals`).
         A call belongs to its experiment for good: the calls of an episode that was restarted
         (detached from it) still count there, so the spend shown is every call paid for.
         """
@@ -147,14 +165,25 @@ class StoreReads(StoreConnection):
             " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN"
             " COALESCE(c.input_tokens, 0) + COALESCE(c.output_tokens, 0) END), 0) AS paid_tokens,"
             " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN c.cost_usd END), 0.0)"
-            " AS paid_usd FROM llm_calls c"
+            " AS paid_usd,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN c.input_tokens END), 0)"
+            " AS paid_input_tokens,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN"
+            " c.cached_input_tokens END), 0) AS cached_input_tokens,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN"
+            " c.cache_write_tokens END), 0) AS cache_write_tokens,"
+            " COALESCE(SUM(CASE WHEN c.cached = 0 AND c.error IS NULL THEN c.saved_usd END), 0.0)"
+            " AS saved_usd FROM llm_calls c"
         )
         params: list[str] = []
         if experiment_id is not None:
             sql += " WHERE c.experiment_id = ?"
             params.append(experiment_id)
         row = self._rows(sql, params)[0]
-        keys = ("calls", "cached", "errors", "tokens", "cost_usd", "paid_tokens", "paid_usd")
+        keys = (
+            "calls", "cached", "errors", "tokens", "cost_usd", "paid_tokens", "paid_usd",
+            "paid_input_tokens", "cached_input_tokens", "cache_write_tokens", "saved_usd",
+        )  # fmt: skip
         return {k: row[k] for k in keys}
 
     def answers(self, episode_id: str) -> list[AnswerRecord]:

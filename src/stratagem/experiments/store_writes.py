@@ -224,6 +224,9 @@ class StoreWrites(StoreConnection):
         latency_s: float | None = None,
         cached: bool = False,
         error: str | None = None,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        saved_usd: float = 0.0,
     ) -> int:
         """Record one model call (also calls outside any episode); returns its row id.
 
@@ -253,6 +256,9 @@ class StoreWrites(StoreConnection):
                 cached=cached,
                 error=error,
                 created_at=now(),
+                cached_input_tokens=cached_input_tokens,
+                cache_write_tokens=cache_write_tokens,
+                saved_usd=saved_usd,
             )
             return self._insert_llm_call(conn, record)
 

@@ -33,18 +33,27 @@ class Budget:
 
     def check(self) -> None:
         """Raise `BudgetExceeded` if a cap is reached, saying which and how much was spent."""
+        reason = self.reached()
+        if reason is not None:
+            raise BudgetExceeded(reason)
+
+    def reached(self) -> str | None:
+        """Which cap is reached and what was spent against it, or None. Read again once the
+        calls in flight have finished, it says what was paid in the end (they are paid too)."""
+        over = " (calls already under way when it was reached were paid too)"
         if self.max_usd is not None and self.spent_usd >= self.max_usd:
-            raise BudgetExceeded(
+            return (
                 f"budget reached: spent ${self.spent_usd:.4f} of the ${self.max_usd:.4f} USD cap "
-                "(max_usd); no new model calls are made (cached answers "
-                "still replay). Raise the cap to continue."
+                f"(max_usd){over if self.spent_usd > self.max_usd else ''}; no new model calls "
+                "are made (cached answers still replay). Raise the cap to continue."
             )
         if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
-            raise BudgetExceeded(
+            return (
                 f"budget reached: used {self.spent_tokens:,} of the {self.max_tokens:,} token cap "
-                "(max_tokens); no new model calls are made (cached answers still replay). Raise "
-                "the cap to continue."
+                f"(max_tokens){over if self.spent_tokens > self.max_tokens else ''}; no new model "
+                "calls are made (cached answers still replay). Raise the cap to continue."
             )
+        return None
 
     def charge(self, cost: float, tokens: int) -> None:
         """Add one finished call's cost and tokens."""

@@ -5,6 +5,10 @@ short-circuits everything after it: it is free, never refused by the budget, nev
 quotas, and recorded with `cached=True`, so a re-run replays exactly at no cost. Error texts are
 scrubbed of anything that looks like a credential before they are raised or recorded.
 
+The provider's key (`provider.secrets()`) is masked in every reply as it comes in, before the agent,
+the recorder or the cache sees it, and in every cached reply as it comes out (one cached before
+masking existed): a server that echoes the key can never get it stored, printed or sent back.
+
 A permanent error from the provider (bad key, unknown model, invalid request) is remembered: every
 later call to that model fails at once with the same error and sends nothing, so one bad key costs
 one request, not one per episode. Cache hits still replay (they send nothing either).
@@ -30,11 +34,12 @@ from stratagem.llm.errors import (
     scrub_secrets,
 )
 from stratagem.llm.pricing import Prices
-from stratagem.llm.provider import Provider
+from stratagem.llm.provider import Provider, provider_secrets
 from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
 from stratagem.llm.reasoning import ANSWER_PARAMS
 from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
+from stratagem.llm.secrets import SecretScrubber
 from stratagem.llm.types import Request, Response
 
 log = logging.getLogger(__name__)
@@ -73,11 +78,6 @@ class ClientStats:
     tokens: int = 0
 
 
-def _error_text(exc: BaseException) -> str:
-    message = scrub_secrets(str(exc))
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
 class ModelClient:
     """One model behind the full pipeline; what agents hold and call."""
 
@@ -103,6 +103,7 @@ class ModelClient:
         settings that change their answers (a thinking and a plain variant)."""
         self.provider = provider
         self.model = provider.model
+        self._secrets = SecretScrubber(provider_secrets(provider))
         self._cache_model = f"{self.model}#{cache_scope}" if cache_scope else self.model
         self.cache = cache
         self.limits = None if limits is None or limits.unlimited else limits
@@ -149,6 +150,7 @@ class ModelClient:
             key, request_json = self.cache.key_and_request(self._cache_model, request, sample)
             hit = self.cache.get(key)
             if hit is not None:
+                hit = self._secrets.response(hit)
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
                 self.stats.cache_hits += 1
                 self._record(context, request, response, None, 0, request_json)
@@ -162,7 +164,7 @@ class ModelClient:
             nonlocal retries
             retries = retry
             self.stats.retries += 1
-            log.info("%s: %s; retry %d in %.1f s", self.model, _error_text(exc), retry, wait)
+            log.info("%s: %s; retry %d in %.1f s", self.model, self._error_text(exc), retry, wait)
 
         async def attempt() -> Response:
             return await self._attempt(request, sample)
@@ -173,7 +175,7 @@ class ModelClient:
         except RetriesExhausted as exc:
             text = (
                 f"{self.model}: gave up after {exc.retries + 1} attempts; last error: "
-                f"{_error_text(exc.last)}"
+                f"{self._error_text(exc.last)}"
             )
             self.stats.failures += 1
             self._record(context, request, None, text, exc.retries, request_json)
@@ -181,27 +183,32 @@ class ModelClient:
         except ModelRefused as exc:
             if retries:  # earlier attempts of this call were sent (and failed transiently)
                 self.stats.failures += 1
-                self._record(context, request, None, _error_text(exc), retries, request_json)
+                self._record(context, request, None, self._error_text(exc), retries, request_json)
             raise
         except PermanentError as exc:
-            text = _error_text(exc)
+            text = self._error_text(exc)
             self.stats.failures += 1
             self._record(context, request, None, text, retries, request_json)
-            refused = ModelRefused(scrub_secrets(str(exc)), self.model)
+            refused = ModelRefused(self._scrub(str(exc)), self.model)
             if self.refused is None:
                 self.refused = refused
             raise refused from None
         except Exception as exc:
-            text = _error_text(exc)
+            text = self._error_text(exc)
             self.stats.failures += 1
             self._record(context, request, None, text, retries, request_json)
-            if scrub_secrets(str(exc)) != str(exc):  # never let a credential travel further
+            if self._scrub(str(exc)) != str(exc):  # never let a credential travel further
                 raise CallFailed(text, retries) from None
             raise
-        response = result.value
-        cost = self.prices.cost(self.model, response.usage)
+        response = self._secrets.response(result.value)
+        cost = self.prices.cost(self.model, response.usage)  # prompt-cache rates included
+        saved = self.prices.saving(self.model, response.usage)
         response = replace(
-            response, cost_usd=cost, cached=False, model=response.model or self.model
+            response,
+            cost_usd=cost,
+            saved_usd=saved,
+            cached=False,
+            model=response.model or self.model,
         )
         self.stats.cost_usd += cost
         self.stats.tokens += response.usage.total
@@ -227,11 +234,20 @@ class ModelClient:
             response = await self.provider.complete(request, sample)
             used = response.usage.total
         except (TimeoutError, ConnectionError) as exc:  # providers should map these; be safe
-            raise TransientError(_error_text(exc)) from exc
+            raise TransientError(self._error_text(exc)) from exc
         finally:
             if self.limiter is not None and reservation is not None:
                 self.limiter.record(self.model, used, reservation)
         return response
+
+    def _scrub(self, text: str) -> str:
+        """An error text without this provider's key (exact value first: a pattern could mask
+        only part of it) and without anything else shaped like a credential."""
+        return scrub_secrets(self._secrets.text(text))
+
+    def _error_text(self, exc: BaseException) -> str:
+        message = self._scrub(str(exc))
+        return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
     def _check_refused(self) -> None:
         if self.refused is not None:

@@ -94,16 +94,43 @@ class Request:
 @dataclass(frozen=True)
 class Usage:
     """Tokens billed. `output_tokens` includes thinking tokens, as providers bill them, so totals,
-    costs and seed-003's efficiency (§5.4, per-round tokens) count the thinking too."""
+    costs and seed-003's efficiency (§5.4, per-round tokens) count the thinking too.
+    `input_tokens` is the whole prompt, however it was billed: the provider's prompt cache only
+    changes the rate of the parts it says it read or wrote (`stratagem.llm.pricing`)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     """Of `output_tokens`, those spent thinking, where the provider says (0 where it does not)."""
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those read from the provider's prompt cache (OpenAI's
+    `cached_tokens`, Anthropic's `cache_read_input_tokens`): billed at a discount."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the prompt cache (Anthropic's
+    `cache_creation_input_tokens`): billed above the input rate."""
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Input billed at the plain input rate."""
+        return max(0, self.input_tokens - self.cached_input_tokens - self.cache_write_tokens)
+
+    def to_json(self) -> dict[str, int]:
+        """The counts; the prompt-cache ones only when there are some, so a record without
+        them reads as it did before they existed."""
+        out = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+        if self.cached_input_tokens:
+            out["cached_input_tokens"] = self.cached_input_tokens
+        if self.cache_write_tokens:
+            out["cache_write_tokens"] = self.cache_write_tokens
+        return out
 
 
 @dataclass(frozen=True)
@@ -121,19 +148,19 @@ class Response:
     cached: bool = False
     """Replayed from the response cache: it cost nothing this time."""
     model: str = ""
+    saved_usd: float = 0.0
+    """What the provider's prompt cache saved on this call: its input at the full input rate less
+    what it was billed (`cost_usd`); negative where cache writes cost more than reads saved, 0 on
+    a replay. The store keeps it in a column of its own, not in `to_json`."""
 
     def to_json(self) -> dict[str, Any]:
-        """A fresh dict of plain data, as `dataclasses.asdict` would give (see `Request`)."""
-        usage = self.usage
+        """A fresh dict of plain data, as `dataclasses.asdict` would give (see `Request`), less
+        `saved_usd`."""
         return {
             "text": self.text,
             "tool_calls": tuple(c.to_json() for c in self.tool_calls),
             "reasoning": self.reasoning,
-            "usage": {
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "reasoning_tokens": usage.reasoning_tokens,
-            },
+            "usage": self.usage.to_json(),
             "latency_s": self.latency_s,
             "cost_usd": self.cost_usd,
             "cached": self.cached,

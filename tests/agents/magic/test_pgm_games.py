@@ -101,15 +101,17 @@ def test_the_undercover_text_diagnosis_picks_the_prompt_with_the_code_rule(
     assert "you think you are undercover" in asked_text(followup)
 
 
-def test_an_unreadable_self_diagnosis_is_taken_as_not_sure_and_logged(
+def test_an_unreadable_self_diagnosis_is_taken_as_not_sure_and_stored_as_unread(
     tmp_path: Path, model: list[Replier], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Stored as an answer without a value (the run's summary counts those), never a log line
+    on stderr while the run plays."""
     model[0] = undercover(diagnosis="Hmm, the clues are about sounds.")
     with caplog.at_level("WARNING"):
         store, episode = play(tmp_path, "undercover/0", ["magic", "magic", "pgm"])
     answer = next(a for a in store.answers(episode) if a.question_id.endswith("/diagnosis"))
     assert answer.parsed == {"value": None, "relevant": False}
-    assert "could not be read" in caplog.text
+    assert caplog.text == ""
     followup = calls(store, episode, "pgm-analysis")[1]
     assert "2. You are Player 3" in asked_text(followup)
     assert "I will try to a more specific clue" not in asked_text(followup)  # not "no"
@@ -237,5 +239,9 @@ def test_cost_sharing_analyses_after_failed_rounds_and_asks_the_pgm_decision(
 def test_undercover_calls_per_decision(tmp_path: Path, model: list[Replier]) -> None:
     model[0] = undercover()
     store, episode = play(tmp_path, "undercover/0", ["magic", "magic", "pgm"], {"probes": True})
-    spent = [c for c in calls(store, episode) if c.player == 2 and c.request["purpose"] != "reask"]
+    spent = [
+        c
+        for c in calls(store, episode)
+        if c.player == 2 and not c.request["purpose"].endswith("reask")
+    ]
     assert len(spent) / 3 == 5.0  # 3 decisions: 4 analyses of 2 calls, 2 clues, vote, 4 probes

@@ -17,16 +17,16 @@ the clues embedded, no system prompt, no history): the is_undercover question, t
 follow-ups its self-diagnosis calls for. It runs before a PGM seat's clue, unless the seat
 speaks first in the round, and for every PGM seat at the end of each round. The study asked a
 gpt-3.5-turbo helper to read the self-diagnosis; here it is read deterministically
-(`analysis_parse.parse_self_diagnosis`, §10.8), and an answer it cannot read is logged and taken
-as "not sure" (the helper's own default). The follow-ups are read into F. The last two analysis
-messages (the two answers) go back into the seat's clue and probe calls. Its clue prompt follows
+(`analysis_parse.parse_self_diagnosis`, §10.8), and an answer it cannot read is taken as
+"not sure" (the helper's own default), stored as unreadable and counted in the run's summary.
+The follow-ups are read into F. The last two analysis messages (the two answers) go back into
+the seat's clue and probe calls. Its clue prompt follows
 its self-diagnosis (`undercover_clue`); votes stay text.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -79,8 +79,6 @@ from stratagem.games.chameleon import ChameleonGame, ChameleonObservation
 from stratagem.games.social_deduction import CLUE, N_SEATS, VOTE, seat_of
 from stratagem.games.spaces import Choice
 from stratagem.games.undercover import UndercoverGame, UndercoverObservation
-
-log = logging.getLogger(__name__)
 
 VOTE_NOTE = "pgm-vote"
 """The hidden event that records a PGM Chameleon vote's belief and text choices (`_vote`)."""
@@ -308,8 +306,8 @@ class UndercoverPipeline(Pipeline):
         verdict: Verdict | None = parse_self_diagnosis(said) if asked.valid else None
         error = None
         if verdict is None:
+            # Stored with the answer as unreadable; the run's summary counts such answers.
             error = 'the self-diagnosis could not be read: taken as "not sure"'
-            log.warning("%s %s: %s", seat_name(seat), question_id, error)
         self.verdict = verdict or "not sure"
         diagnosis = analysis_answer(question_id + "/diagnosis", first, asked, verdict, error=error)
         second = undercover_followup_request(clues, seat, obs.word, self.verdict)

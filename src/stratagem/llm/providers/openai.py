@@ -26,7 +26,10 @@ Reasoning text comes back as `Response.reasoning`, never as the answer: from the
 `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama) field, or from a
 `<think>...</think>` block that servers without a reasoning parser leave at the start of the
 content (DeepSeek-R1 on some hosts). Thinking tokens are part of `completion_tokens`, as billed;
-`completion_tokens_details.reasoning_tokens` is kept as `Usage.reasoning_tokens`.
+`completion_tokens_details.reasoning_tokens` is kept as `Usage.reasoning_tokens`. OpenAI caches
+every prompt prefix of 1,024 tokens or more by itself (no marking needed); the part of a prompt
+read from that cache, `prompt_tokens_details.cached_tokens`, is kept as `Usage.cached_input_tokens`
+and billed at the cached-input rate.
 """
 
 from __future__ import annotations
@@ -121,14 +124,18 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 def usage_of(usage: Any) -> Usage:
     """Billed tokens of a completion's `usage` object; `completion_tokens` already includes the
-    reasoning tokens."""
+    reasoning tokens, `prompt_tokens` the part read from OpenAI's prompt cache
+    (`prompt_tokens_details.cached_tokens`, billed at the cached-input rate)."""
     if not isinstance(usage, dict):
         return Usage()
     details = usage.get("completion_tokens_details")
     thinking = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    prompt = usage.get("prompt_tokens_details")
+    cached = prompt.get("cached_tokens") if isinstance(prompt, dict) else None
+    inputs = int(usage.get("prompt_tokens") or 0)
     return Usage(
-        int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-        int(thinking or 0),
+        inputs, int(usage.get("completion_tokens") or 0), int(thinking or 0),
+        cached_input_tokens=min(max(int(cached or 0), 0), inputs),
     )  # fmt: skip
 
 
@@ -339,6 +346,10 @@ class OpenAIProvider:
             if isinstance(value, dict) and value.get(CHOICE_FIELD) in labels:
                 return str(value[CHOICE_FIELD])
         return match_label(text, labels) or text
+
+    def secrets(self) -> tuple[str, ...]:
+        """The key it sends, for the pipeline to mask (the local-server placeholder is none)."""
+        return () if self._key == NO_KEY else (self._key,)
 
     async def aclose(self) -> None:
         if self._http is not None:
