@@ -3,31 +3,16 @@ installed command with its input piped in."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support.play import play
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import load_config
 from stratagem.experiments.grid import expand
 from stratagem.experiments.store import ResultStore
-
-COMMAND = shutil.which("stratagem") or str(Path(sys.executable).parent / "stratagem")
-
-
-def play(tmp_path: Path, typed: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COMMAND, "play", *args, "--out", str(tmp_path / "play"), "--seed", "7"],
-        input=typed,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
 
 
 def test_a_person_proposes_and_illegal_input_is_asked_again(tmp_path: Path) -> None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.play import play
 
 from stratagem.agents.human import (
     ECHO_CHARS,
@@ -27,20 +26,6 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import State
 from stratagem.games.tradecraft import TradecraftGame
-
-COMMAND = shutil.which("stratagem") or str(Path(sys.executable).parent / "stratagem")
-
-
-def play(tmp_path: Path, typed: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COMMAND, "play", *args, "--out", str(tmp_path / "play"), "--seed", "7"],
-        input=typed,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
-
 
 DILEMMA = ("dilemma", "--seat", "0=human", "--seat", "1=TitForTat", "--rounds", "1")
 

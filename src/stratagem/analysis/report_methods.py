@@ -333,7 +333,7 @@ def _cache_note(calls: Mapping[str, Any]) -> str:
     """What the provider's prompt cache did for the paid calls, when it did anything: the cost
     above is what was billed, each part of the input at its own rate (`llm.pricing`)."""
     cache = CacheUse.from_totals(calls)
-    if not cache.text():
+    if not cache.summary():
         return ""
     written = (
         f" and wrote {cache.written_tokens / cache.input_tokens:.0%} of it (billed above the "

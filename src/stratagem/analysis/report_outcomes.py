@@ -50,9 +50,9 @@ def header(data: ReportData) -> dict[str, Any]:
         ),
         Stat("cost", f"${float(calls['cost_usd']):.4f}"),
     ]
-    cache = CacheUse.from_totals(calls)
-    if cache.text():
-        stats.append(Stat("prompt cache", cache.text().removeprefix("prompt cache: ")))
+    cache = CacheUse.from_totals(calls).summary()
+    if cache:
+        stats.append(Stat("prompt cache", cache))
     return {
         "title": data.experiment.name or data.experiment.id,
         "experiment_id": data.experiment.id,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stratagem.analysis.transcript_calls import PlacedCall, block_end, gaps, place_calls
+from stratagem.experiments.episode import DECISION_EVENT
 from stratagem.experiments.store import (
     BeliefRecord,
     EpisodeRecord,
@@ -124,7 +125,7 @@ def _round_lines(
     (`transcript_calls`), a step's calls grouped by seat right before that seat's decision,
     the beliefs a seat reported with its move right under its first move of the round, and
     the round's result after its last step."""
-    decisions = [i for i, e in enumerate(events) if e.kind == "decision"]
+    decisions = [i for i, e in enumerate(events) if e.kind == DECISION_EVENT]
     if row is not None and not decisions:  # recorded before decision events were kept
         return _undecided_round(calls, row, events, with_move)
     unplaced = dict(with_move)
@@ -133,20 +134,20 @@ def _round_lines(
     i = 0
     while i < len(events):
         event = events[i]
-        if event.kind != "decision":
+        if event.kind != DECISION_EVENT:
             out += _calls_lines(before[i])
             out.append(_event_line(event))
             i += 1
             continue
         end = block_end(events, i, lambda k: bool(before[k]))
         step = events[i:end]
-        lead, by_seat = _by_seat(before[i], {e.player for e in step if e.kind == "decision"})
+        lead, by_seat = _by_seat(before[i], {e.player for e in step if e.kind == DECISION_EVENT})
         out += _calls_lines(lead)
         for e in step:
-            if e.kind == "decision":
+            if e.kind == DECISION_EVENT:
                 out += _calls_lines(by_seat.pop(e.player, []))
             out.append(_event_line(e))
-            if e.kind == "decision" and e.player in unplaced:
+            if e.kind == DECISION_EVENT and e.player in unplaced:
                 out += unplaced.pop(e.player)
         if row is not None and i <= decisions[-1] < end:
             out.append(_round_line(row))
@@ -265,7 +266,7 @@ def _event_line(event: EventRecord) -> Line:
             else ("seat " if len(seats) == 1 else "seats ") + ", ".join(map(str, seats)) + " only"
         )
     data = event.data if isinstance(event.data, dict) else {"value": event.data}
-    if event.kind == "decision":
+    if event.kind == DECISION_EVENT:
         status = "valid" if data.get("valid") else "invalid"
         text = (
             f"played {_value(data.get('action'))} ({status}, {data.get('attempts', 0)} "

@@ -21,13 +21,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stratagem.agents.parsing import REASK
+from stratagem.experiments.episode import DECISION_EVENT
 from stratagem.experiments.store import EventRecord, LlmCallRecord
 
 ASIDE = ("question", "probe:", "pgm-")
 """Purposes of calls beside the moves (questions, seed-004's probes and PGM analyses): never
 taken for a move's calls."""
-REASK = "reask"
 DECISION = "decision"
+"""The purpose of a move's own call."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,9 @@ def block_end(
     end = start + 1
     while end < len(events):
         e = events[end]
-        if e.round != first.round or cut(end) or (e.kind != DECISION and e.player is None):
+        if e.round != first.round or cut(end) or (e.kind != DECISION_EVENT and e.player is None):
             break
-        if e.kind == DECISION:
+        if e.kind == DECISION_EVENT:
             if e.player in seats:
                 break
             seats.add(e.player)
@@ -130,12 +132,12 @@ def _inferred(
     placed: set[int] = set()
     i = 0
     while i < len(events):
-        if events[i].kind != DECISION:
+        if events[i].kind != DECISION_EVENT:
             i += 1
             continue
         end = block_end(events, i)
         for e in events[i:end]:
-            if e.kind != DECISION:
+            if e.kind != DECISION_EVENT:
                 continue
             queue = queues[e.player]
             data = e.data if isinstance(e.data, dict) else {}

@@ -30,6 +30,9 @@ from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Event, Game, State
 from stratagem.games.spaces import Action, IllegalAction
 
+DECISION_EVENT = "decision"
+"""The hidden event recorded for each acting seat's move at each step (what it played, whether
+valid, its attempts): what an import replays and a transcript places the model calls by."""
 ROUND_EVENT = "round"
 """The event a repeated matrix game emits per round: stored as a row of the rounds table."""
 HIDDEN: tuple[int, ...] = ()
@@ -119,7 +122,7 @@ def _record_step(
         )
     for p, d in decisions.items():
         store.add_event(
-            episode_id, "decision", _decision_data(d), round=t, player=p, visible_to=HIDDEN
+            episode_id, DECISION_EVENT, _decision_data(d), round=t, player=p, visible_to=HIDDEN
         )
         for kind, data in d.notes.items():
             store.add_event(episode_id, kind, data, round=t, player=p, visible_to=HIDDEN)

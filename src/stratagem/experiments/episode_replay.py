@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.episode import ROUND_EVENT
+from stratagem.experiments.episode import DECISION_EVENT, ROUND_EVENT
 from stratagem.experiments.episode_fields import EpisodeFormatError, bad_value
 from stratagem.experiments.grid import build_game, setting_key
 from stratagem.experiments.records import EpisodeBundle, EventRecord, dump_json
@@ -25,8 +25,6 @@ from stratagem.games.catalog import GAMES, get_game, split_setting
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.replay import Move, Replay, ReplayError, replay
 
-DECISION = "decision"
-"""The event the episode loop records for each seat's move (experiments/episode.py)."""
 _SHOWN = 80
 """Characters of a value an error message shows."""
 
@@ -43,7 +41,7 @@ def check_by_engine(bundle: EpisodeBundle, game_field: str = "game") -> None:
     except StratagemError as exc:
         raise EpisodeFormatError(game_field, str(exc)) from None
     events = sorted(enumerate(bundle.events), key=lambda item: item[1].seq)
-    decisions = [(i, e) for i, e in events if e.kind == DECISION]
+    decisions = [(i, e) for i, e in events if e.kind == DECISION_EVENT]
     repeated = isinstance(sample, NormalFormGame)  # the runner plays it repeated
     if not decisions and (repeated or sample.matrix() is not None):
         return  # a matrix game's rounds, recorded elsewhere: checked by its labels

@@ -244,9 +244,9 @@ class CacheUse:
         """Of the input, the part read from the cache."""
         return self.cached_tokens / self.input_tokens if self.input_tokens else 0.0
 
-    def text(self) -> str:
-        """E.g. "prompt cache: 81% of input read from it, saved $0.2345"; "" when the provider
-        reported no cache use (nothing to say)."""
+    def summary(self) -> str:
+        """E.g. "81% of input read from it, saved $0.2345"; "" when the provider reported no
+        cache use (nothing to say)."""
         if not (self.cached_tokens or self.written_tokens):
             return ""
         parts = [f"{self.share:.0%} of input read from it"]
@@ -256,7 +256,12 @@ class CacheUse:
             parts.append(f"saved ${self.saved_usd:.4f}")
         else:
             parts.append(f"cost ${-self.saved_usd:.4f} more than full-rate input")
-        return "prompt cache: " + ", ".join(parts)
+        return ", ".join(parts)
+
+    def text(self) -> str:
+        """`summary` named: "prompt cache: ..."; "" when there is none."""
+        summary = self.summary()
+        return f"prompt cache: {summary}" if summary else ""
 
     def aside(self) -> str:
         """`text` in parentheses after a cost, with its leading space; "" when there is none."""

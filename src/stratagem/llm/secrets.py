@@ -54,15 +54,6 @@ class SecretScrubber:
                 text = text.replace(form, REDACTED)
         return text
 
-    def _found(self, value: Any) -> bool:
-        if isinstance(value, str):
-            return any(form in value for form in self.forms)
-        if isinstance(value, dict):
-            return any(self._found(k) or self._found(v) for k, v in value.items())
-        if isinstance(value, list | tuple):
-            return any(self._found(v) for v in value)
-        return False
-
     def _data(self, value: Any) -> Any:
         """JSON-like data with every string masked (keys of objects included)."""
         if isinstance(value, str):
@@ -74,9 +65,8 @@ class SecretScrubber:
         return value
 
     def _call(self, call: ToolCall) -> ToolCall:
-        if not self._found((call.id, call.name, call.arguments)):
-            return call
-        return ToolCall(self.text(call.id), self.text(call.name), self._data(call.arguments))
+        masked = ToolCall(self.text(call.id), self.text(call.name), self._data(call.arguments))
+        return call if masked == call else masked  # unchanged: the same object
 
     def response(self, response: Response) -> Response:
         """`response` with every value masked in its texts; the same object if none was there."""
