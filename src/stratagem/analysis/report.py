@@ -15,15 +15,18 @@ error; invalid outputs are always shown.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
 from stratagem.analysis.report_data import ReportData, listing
 from stratagem.analysis.report_methods import methods_section
+from stratagem.analysis.report_options import merge
 from stratagem.analysis.report_outcomes import header, results_section
-from stratagem.analysis.report_registry import study_sections
+from stratagem.analysis.report_registry import resolve_options, study_sections
 from stratagem.analysis.report_transcripts import choose_sample, transcripts_section
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ExperimentRecord, ResultStore
@@ -36,8 +39,12 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "experiment"
 
 
-def _render(store: ResultStore, experiment: ExperimentRecord) -> str:
-    data = ReportData.load(store, experiment)
+def _render(
+    store: ResultStore, experiment: ExperimentRecord, settings: Mapping[str, Mapping[str, Any]]
+) -> str:
+    stored = (experiment.config or {}).get("analysis") or {}
+    options = resolve_options(merge(stored, settings))
+    data = ReportData.load(store, experiment, options)
     sample = choose_sample(data.episodes)
     sections = [
         methods_section(data),
@@ -98,29 +105,36 @@ def _choose(store: ResultStore, experiment_id: str | None) -> ExperimentRecord:
     return experiments[0]
 
 
-def render_report(store: ResultStore, experiment_id: str) -> str:
-    """The report of one stored experiment as an HTML string."""
+def render_report(
+    store: ResultStore,
+    experiment_id: str,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """The report of one stored experiment as an HTML string; `settings` are analysis options
+    (`{study: {option: value}}`) over the experiment file's `analysis:` section."""
     experiment = store.experiment(experiment_id)
     if experiment is None:
         raise StratagemError(f"unknown experiment '{experiment_id}'")
-    return _render(store, experiment)
+    return _render(store, experiment, settings or {})
 
 
 def build_report(
     store_path_or_store: ResultStore | str | PathLike[str],
     experiment_id: str | None = None,
     out_path: str | PathLike[str] | None = None,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """Write one experiment's self-contained HTML report and return its path.
 
     The store is a `ResultStore`, an experiment directory holding `stratagem.db`, or the .db file.
     Without `experiment_id` the store must hold exactly one experiment. Without `out_path` the
-    report goes next to the store, as `report-<experiment id>.html`.
+    report goes next to the store, as `report-<experiment id>.html`. `settings` are analysis options
+    (`{study: {option: value}}`, `stratagem report --set`) over the experiment file's `analysis:`.
     """
     store, owned, home = _open(store_path_or_store)
     try:
         experiment = _choose(store, experiment_id)
-        html = _render(store, experiment)
+        html = _render(store, experiment, settings or {})
     finally:
         if owned:
             store.close()

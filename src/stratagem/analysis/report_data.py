@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from stratagem.analysis import plots
 from stratagem.analysis.episodes import EpisodeData, load_episodes
 from stratagem.experiments.store import ExperimentRecord, ResultStore
+
+T = TypeVar("T")
 
 NO_GAMES = "No finished games yet, so there is nothing to show here."
 
@@ -50,10 +52,22 @@ class ReportData:
     store: ResultStore
     experiment: ExperimentRecord
     episodes: list[EpisodeData]
+    options: dict[str, object] = field(default_factory=dict)
+    """Each study's analysis options by study name (`report_registry.resolve_options`)."""
 
     @classmethod
-    def load(cls, store: ResultStore, experiment: ExperimentRecord) -> ReportData:
-        return cls(store, experiment, load_episodes(store, experiment.id))
+    def load(
+        cls,
+        store: ResultStore,
+        experiment: ExperimentRecord,
+        options: dict[str, object] | None = None,
+    ) -> ReportData:
+        return cls(store, experiment, load_episodes(store, experiment.id), options or {})
+
+    def study_options(self, study: str, kind: type[T]) -> T:
+        """The options a study's sections are computed with (its defaults when none were set)."""
+        found = self.options.get(study)
+        return found if isinstance(found, kind) else kind()
 
     @functools.cached_property
     def with_rounds(self) -> list[EpisodeData]:

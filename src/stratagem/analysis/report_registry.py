@@ -9,12 +9,14 @@ built-in ones (the CLI does so before it builds a report).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.report_data import ReportData
-from stratagem.analysis.report_views import Section
+from stratagem.analysis.report_options import build_options, differences
+from stratagem.analysis.report_views import Note, Section
 from stratagem.errors import StratagemError
 
 SectionBuilder = Callable[[ReportData, Sequence[EpisodeData]], list[Section]]
@@ -28,6 +30,8 @@ class StudySections:
     applies: Callable[[EpisodeData], bool]
     """Whether the study's metrics are defined for an episode."""
     build: SectionBuilder
+    options: type | None = None
+    """The frozen dataclass of the study's analysis options (`analysis.report_options`), if any."""
 
 
 _REGISTRY: dict[str, StudySections] = {}
@@ -44,11 +48,34 @@ def registered() -> tuple[StudySections, ...]:
     return tuple(_REGISTRY.values())
 
 
+def resolve_options(settings: Mapping[str, Mapping[str, Any]]) -> dict[str, object]:
+    """Each registered study's options from `{study: {option: value}}` (the defaults where a study
+    is not named); a study without options, or an option it does not have, is a one-line error."""
+    classes = {s.name: s.options for s in _REGISTRY.values() if s.options is not None}
+    for study in settings:
+        if study not in classes:
+            raise StratagemError(
+                f"analysis options: no study '{study}' has options; studies with options: "
+                f"{', '.join(classes) or 'none'}"
+            )
+    return {name: build_options(cls, settings.get(name, {}), name) for name, cls in classes.items()}
+
+
 def study_sections(data: ReportData) -> list[Section]:
-    """The sections of every registered study that applies to some of the episodes."""
+    """The sections of every registered study that applies to some of the episodes, each study's
+    first one opening with the analysis options that differ from its defaults."""
     out: list[Section] = []
     for study in _REGISTRY.values():
         mine = [e for e in data.episodes if study.applies(e)]
-        if mine:
-            out.extend(study.build(data, mine))
+        if not mine:
+            continue
+        sections = study.build(data, mine)
+        options = data.options.get(study.name)
+        changed = differences(options) if options is not None else []
+        if sections and changed:
+            stated = "; ".join(f"{name} = {value!r} (default {default!r})"
+                               for name, value, default in changed)  # fmt: skip
+            sections[0].blocks.insert(0, Note(f"Analysis options that differ from the defaults: "
+                                              f"{stated}."))  # fmt: skip
+        out.extend(sections)
     return out

@@ -12,7 +12,7 @@ from rich.text import Text
 from stratagem.cli.common import app, out
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.games import settings_data
-from stratagem.games.catalog import GAMES
+from stratagem.games.catalog import GAMES, rule_options
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
 
@@ -54,6 +54,8 @@ def games() -> None:
             "2-player matrix games (--game)."
         )
     )
+    ruled = [f"{name}: {', '.join(rule_options(name))}" for name in GAMES if rule_options(name)]
+    out.print(Text(f"rule options (an experiment file's game_options): {'; '.join(ruled)}."))
 
 
 STRATEGY_COLUMNS = (

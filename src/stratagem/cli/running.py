@@ -40,9 +40,11 @@ def run(
     """
     from stratagem.experiments.config import load_config
     from stratagem.experiments.runner import STORE_FILE, Runner
+    from stratagem.studies.registry import check_analysis
 
     config = load_config(file)
     try:
+        check_analysis(config.analysis)
         runner = Runner(config, executor=executor, console=err, show_progress=progress, force=force)
         plan = runner.plan()
     except StratagemError as exc:

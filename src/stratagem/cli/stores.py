@@ -89,11 +89,24 @@ def report(
         Path | None,
         typer.Option("--out", help="HTML file to write (default: report-<experiment>.html there)."),
     ] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="STUDY.OPTION=VALUE",
+            help="An analysis option, over the experiment file's `analysis:` (repeatable; "
+            "e.g. magic.code_compat=true, tom.epsilon=0.5; docs/magic.md, docs/tom.md).",
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report (tables, plots, methods) of a stored experiment."""
+    from stratagem.analysis.report_options import parse_assignments
     from stratagem.studies import build_report  # registers the studies' sections
 
-    path = build_report(store_to_read(directory), experiment_id=experiment, out_path=out_file)
+    settings = parse_assignments(assignments or [])
+    path = build_report(
+        store_to_read(directory), experiment_id=experiment, out_path=out_file, settings=settings
+    )
     _say(out, str(path))
 
 

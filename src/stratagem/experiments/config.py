@@ -36,7 +36,7 @@ from stratagem.experiments.limits import (
     SQLITE_MIN,
 )
 from stratagem.experiments.yaml_file import read_yaml
-from stratagem.games.catalog import expand_settings, make_variant
+from stratagem.games.catalog import check_game_options, expand_settings, make_variant
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.llm.reasoning import check_settings
 from stratagem.llm.registry import check_model
@@ -276,6 +276,13 @@ class ExperimentConfig(Strict):
     """Catalog games (see `stratagem games`) or names of `variants`; `<game>/<k>` plays setting k
     of a game with settings (seed-004's), `<game>/*` every setting."""
     variants: list[VariantEntry] = []
+    game_options: dict[str, dict[str, Any]] = {}
+    """Rule options of catalog games, by the game's catalog name (`undercover: {self_votes:
+    count}`; `stratagem games` lists each game's options): every setting of that game is played
+    with them, and an option that differs from the game's default is part of the episode id."""
+    analysis: dict[str, dict[str, Any]] = {}
+    """Each study's analysis options for its report (`magic: {code_compat: true}`), checked by
+    `stratagem run` and `stratagem report`; they change what is computed, never what is played."""
     opponents: list[str] = []
     """Shorthand line-ups: each agent in seat 0 against each of these in seat 1. Rule-based
     strategies (see `stratagem strategies`), or `agent:<name>`: the agent entry of that name,
@@ -325,6 +332,16 @@ class ExperimentConfig(Strict):
             return [name for entry in value for name in expand_settings(entry)]
         except StratagemError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("game_options")
+    @classmethod
+    def _game_options(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for game, options in value.items():
+            try:
+                check_game_options(game, options)
+            except StratagemError as exc:
+                raise ValueError(f"{game}: {exc}") from None
+        return value
 
     @field_validator("rounds")
     @classmethod
@@ -379,7 +396,7 @@ def _not_finite(data: Any, path: str = "") -> str | None:
     return None
 
 
-_FIELD_FIRST = re.compile(r"([\w.]+): ")
+_FIELD_FIRST = re.compile(r"([\w.-]+): ")
 """A validator's message that starts `field: ` names a field inside the one it validates."""
 
 

@@ -14,7 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
+from stratagem.games.catalog import check_game_options
 
 E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
 
@@ -34,6 +36,21 @@ def changed_settings(stored: Mapping[str, Any], config: ExperimentConfig) -> lis
                     lambda e: e.name, CONNECTION)  # fmt: skip
     out += _compare("variants", stored.get("variants"), config.variants, VariantEntry,
                     lambda e: e.name, frozenset())  # fmt: skip
+    out += _game_options(stored, config)
+    return out
+
+
+def _game_options(stored: Mapping[str, Any], config: ExperimentConfig) -> list[str]:
+    """A game the stored file played whose rule options now differ: its episodes would be new
+    ids under the same game name, so every table would average two rule sets."""
+    was = stored.get("game_options") or {}
+    played = {str(g).partition("/")[0] for g in stored.get("games") or []}
+    out = []
+    for game in sorted(played & {g.partition("/")[0] for g in config.games}):
+        before = _rules(game, was.get(game) or {})
+        now = _rules(game, config.game_options.get(game) or {})
+        if before != now:
+            out.append(f"game_options.{game}: {dict(before)!r} -> {dict(now)!r}")
     return out
 
 
@@ -62,3 +79,11 @@ def _compare(
             if key not in ignored and was.get(key) != now.get(key):
                 out.append(f"{field}.{i}.{key}: {was.get(key)!r} -> {now.get(key)!r}")
     return out
+
+
+def _rules(game: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The options that differ from the game's defaults (as stored, when no longer valid)."""
+    try:
+        return check_game_options(game, options)
+    except StratagemError:
+        return options

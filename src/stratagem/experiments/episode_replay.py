@@ -21,7 +21,7 @@ from stratagem.experiments.episode_fields import EpisodeFormatError, bad_value
 from stratagem.experiments.grid import build_game, setting_key
 from stratagem.experiments.records import EpisodeBundle, EventRecord, dump_json
 from stratagem.games.base import Event, Game
-from stratagem.games.catalog import GAMES, get_game, split_setting
+from stratagem.games.catalog import GAMES, check_game_options, get_game, split_setting
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.replay import Move, Replay, ReplayError, replay
 
@@ -96,8 +96,15 @@ def _game(bundle: EpisodeBundle, setting: int | None, repeated: bool) -> Game:
         )
     if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)):
         raise bad_value("spec.rounds", "an integer", rounds)
+    options = ep.spec.get("game_options", {})
+    if not isinstance(options, dict):
+        raise bad_value("spec.game_options", "a mapping of the game's rule options", options)
     try:
-        return build_game(ep.game, None, rounds)
+        check_game_options(ep.game.partition("/")[0], options)
+    except StratagemError as exc:
+        raise EpisodeFormatError("spec.game_options", str(exc)) from None
+    try:
+        return build_game(ep.game, None, rounds, options)
     except StratagemError as exc:
         raise EpisodeFormatError("spec.rounds", str(exc)) from None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -28,7 +28,7 @@ from stratagem.experiments.lineups import (
 )
 from stratagem.games import settings_data
 from stratagem.games.base import Game
-from stratagem.games.catalog import get_entry, get_game, split_setting
+from stratagem.games.catalog import check_game_options, get_entry, get_game, split_setting
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.repeated import RepeatedGame
 
@@ -54,6 +54,8 @@ class EpisodeSpec:
     """The definition of `game` when it is a variant declared in the experiment file."""
     opponent: str | None = None
     """Set for episodes of the `agents x opponents` shorthand: the opponent as the file names it."""
+    game_options: tuple[tuple[str, Any], ...] = ()
+    """The game's rule options (the file's `game_options`) that differ from its defaults."""
 
     @property
     def agent(self) -> AgentEntry:
@@ -82,6 +84,8 @@ class EpisodeSpec:
         }
         if self.variant is not None:
             key["variant"] = self.variant.model_dump()
+        if self.game_options:  # only when set: episodes of the default rules keep their ids
+            key["game_options"] = dict(self.game_options)
         return key | model_settings(self.model) | setting_key(self.game)
 
     def _shorthand_key(self) -> dict[str, Any]:
@@ -100,6 +104,8 @@ class EpisodeSpec:
             key["opponent_agent"] = self.opponent_agent.key()
         if self.variant is not None:
             key["variant"] = self.variant.model_dump()
+        if self.game_options:
+            key["game_options"] = dict(self.game_options)
         return key | model_settings(self.model)
 
     def stored(self) -> dict[str, Any]:
@@ -113,7 +119,7 @@ class EpisodeSpec:
     def build_game(self) -> Game:
         """The game to play: a catalog game or a declared variant, repeated when it is a matrix
         game, with this episode's round count when the game takes one."""
-        return build_game(self.game, self.variant, self.rounds)
+        return build_game(self.game, self.variant, self.rounds, dict(self.game_options))
 
     @functools.cached_property
     def id(self) -> str:
@@ -133,14 +139,32 @@ def setting_key(game: str) -> dict[str, Any]:
     return {"setting": settings_data.setting(get_entry(base).settings or "", index)}
 
 
-def build_game(name: str, variant: VariantEntry | None, rounds: int | None) -> Game:
-    game: Game = get_game(name) if variant is None else variant.build()
+def build_game(
+    name: str,
+    variant: VariantEntry | None,
+    rounds: int | None,
+    options: Mapping[str, Any] | None = None,
+) -> Game:
+    """The game an episode plays: a catalog game with its rule `options`, or a declared variant,
+    repeated when it is a matrix game, with `rounds` when the game takes a round count."""
+    options = dict(options or {})
+    game: Game = get_game(name, **options) if variant is None else variant.build()
     if isinstance(game, NormalFormGame):
         assert rounds is not None
         return RepeatedGame(game, rounds)
     if rounds is not None and "rounds" in get_entry(name).options():
-        return get_game(name, rounds=rounds)
+        return get_game(name, rounds=rounds, **options)
     return game
+
+
+def game_options(config: ExperimentConfig, game: str) -> tuple[tuple[str, Any], ...]:
+    """The rule options a game of the grid is played with that differ from its defaults
+    (`game_options` is keyed by catalog name, so `undercover` covers `undercover/3`)."""
+    base = split_setting(game)[0]
+    options = config.game_options.get(base)
+    if not options:
+        return ()
+    return tuple(sorted(check_game_options(base, options).items()))
 
 
 def experiment_id(config: ExperimentConfig) -> str:
@@ -178,6 +202,7 @@ class Grid:
             raise StratagemError(f"models: ids must be unique, got {names}")
         self.parser = SeatParser(config.agents, config.models, humans=humans)
         self.variants = _variants(config)
+        self.options = {g: game_options(config, g) for g in config.games}
         self.games: dict[str, Game] = {}
         for i, name in enumerate(config.games):
             self.games[name] = _field(f"games.{i}", self._sample_game, name)
@@ -246,7 +271,7 @@ class Grid:
         """The game at its first round count, to check seats against."""
         variant = self.variants.get(name)
         rounds = self.round_counts(name, variant)[0]
-        return build_game(name, variant, rounds)
+        return build_game(name, variant, rounds, dict(self.options[name]))
 
     def round_counts(self, game: str, variant: VariantEntry | None) -> list[int | None]:
         """The rounds axis for one game: "study" resolved; [None] for fixed-length games."""
@@ -286,7 +311,15 @@ class Grid:
                             for seed in config.seeds:
                                 for rep in range(agent.repetitions or config.repetitions):
                                     yield EpisodeSpec(
-                                        model, game, seats, rounds, seed, rep, variant, opponent
+                                        model,
+                                        game,
+                                        seats,
+                                        rounds,
+                                        seed,
+                                        rep,
+                                        variant,
+                                        opponent,
+                                        self.options[game],
                                     )
 
     def lineups(self) -> Iterator[EpisodeSpec]:
@@ -304,7 +337,7 @@ class Grid:
                             for rep in range(config.repetitions):
                                 yield EpisodeSpec(
                                     model if grid_model else None, game, seats, rounds,
-                                    seed, rep, variant,
+                                    seed, rep, variant, game_options=self.options[game],
                                 )  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from stratagem.agents.registry import get_architecture
 from stratagem.agents.self_consistency import SEED003_SAMPLES
 from stratagem.experiments.config import ConfirmConfig, ModelEntry
-from stratagem.experiments.grid import EpisodeSpec, build_game
+from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.lineups import Seat
 from stratagem.games.base import Game
 from stratagem.games.spaces import Action, ActionSpace, Choice, IntegerRange, Shares
@@ -131,7 +131,7 @@ def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float, float | None]]:
         if seat.agent is None:
             continue
         agent = seat.agent
-        game = build_game(spec.game, spec.variant, spec.rounds)
+        game = spec.build_game()
         architecture = get_architecture(agent.kind)
         per_decision = architecture.calls(agent, game)
         samples = agent.samples
@@ -145,12 +145,12 @@ def _seat_calls(spec: EpisodeSpec) -> list[tuple[Seat, float, float | None]]:
 
 
 _DECISIONS: dict[tuple[object, ...], tuple[int, ...]] = {}
-"""Decisions per seat by (game, rounds, variant): a grid has few distinct games."""
+"""Decisions per seat by (game, rounds, variant, rule options): a grid has few distinct games."""
 
 
 def _decisions(spec: EpisodeSpec) -> tuple[int, ...]:
     variant = None if spec.variant is None else spec.variant.model_dump_json()
-    key = (spec.game, spec.rounds, variant)
+    key = (spec.game, spec.rounds, variant, spec.game_options)
     if key not in _DECISIONS:
         _DECISIONS[key] = _play_counting(spec.build_game())
     return _DECISIONS[key]

@@ -12,7 +12,7 @@ under which the paper prints each one is kept in `CatalogEntry.paper_caption`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -374,6 +374,33 @@ def get_game(name: str, **options: Any) -> Game:
             hint = f"options: {', '.join(valid)}" if valid else "it takes no options"
             raise StratagemError(f"game '{name}' has no option '{key}': {hint}")
     return entry.factory(**options)
+
+
+GRID_OPTIONS = ("setting", "rounds")
+"""Factory options the experiment grid sets itself (`<game>/<k>`, `rounds:`), never a rule."""
+
+
+def rule_options(name: str) -> tuple[str, ...]:
+    """The options of a game's rules (an experiment file's `game_options`)."""
+    return tuple(o for o in get_entry(name).options() if o not in GRID_OPTIONS)
+
+
+def check_game_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The rule options of catalog game `name` (no setting) that differ from its defaults, checked
+    by building the game with them: one-line errors name the game, the option and the value."""
+    if name not in GAMES:
+        raise unknown_name("game", name, GAMES)
+    valid = rule_options(name)
+    for key in options:
+        if key not in valid:
+            hint = f"options: {', '.join(valid)}" if valid else "it takes no rule options"
+            raise StratagemError(f"game '{name}' has no option '{key}': {hint}")
+    try:
+        get_game(name, **options)
+    except (TypeError, ValueError) as exc:
+        raise StratagemError(f"game '{name}': {exc}") from None
+    defaults = inspect.signature(GAMES[name].factory).parameters
+    return {k: v for k, v in options.items() if v != defaults[k].default}
 
 
 def get_stage(name: str, **options: Any) -> NormalFormGame:

@@ -11,9 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
-from stratagem.analysis.report_registry import SectionBuilder, StudySections, register_sections
+from stratagem.analysis.report_registry import (
+    SectionBuilder,
+    StudySections,
+    register_sections,
+    resolve_options,
+)
 from stratagem.errors import StratagemError
 from stratagem.experiments.episode_io import ImportReport, export_episodes, import_episodes
 from stratagem.experiments.store import ResultStore
@@ -36,6 +42,9 @@ class Study:
     sections: SectionBuilder
     importers: Mapping[str, Importer] = field(default_factory=dict)
     exporters: Mapping[str, Exporter] = field(default_factory=dict)
+    options: type | None = None
+    """The frozen dataclass of its analysis options (set by `analysis:` and `report --set`);
+    its sections read them with `ReportData.study_options`."""
 
 
 def _import_jsonl(
@@ -72,7 +81,7 @@ def register(study: Study) -> Study:
     STUDIES[study.name] = study
     IMPORTERS.update(study.importers)
     EXPORTERS.update(study.exporters)
-    register_sections(StudySections(study.name, study.applies, study.sections))
+    register_sections(StudySections(study.name, study.applies, study.sections, study.options))
     return study
 
 
@@ -96,3 +105,12 @@ def get_exporter(name: str) -> Exporter:
         return EXPORTERS[name]
     except KeyError:
         raise _format("export", name, EXPORTERS) from None
+
+
+def check_analysis(settings: Mapping[str, Mapping[str, Any]]) -> None:
+    """An experiment file's `analysis:` section, checked before anything is played: a misspelt
+    option found only at report time would be found after the money was spent."""
+    try:
+        resolve_options(settings)
+    except StratagemError as exc:
+        raise StratagemError(f"analysis: {exc}") from None

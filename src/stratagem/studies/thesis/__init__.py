@@ -12,6 +12,7 @@ from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
 from stratagem.games.catalog import GAMES
 from stratagem.studies.registry import Study, register
+from stratagem.studies.thesis.comprehension import ComprehensionOptions
 from stratagem.studies.thesis.formats import export_csv, import_csv
 from stratagem.studies.thesis.importer import ARCH_BY_KIND, SUMMARY_EVENT
 from stratagem.studies.thesis.report_data import ThesisData
@@ -56,5 +57,6 @@ STUDY = register(
         sections=sections,
         importers={"thesis-csv": import_csv},
         exporters={"thesis-csv": export_csv},
+        options=ComprehensionOptions,
     )
 )

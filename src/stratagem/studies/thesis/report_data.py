@@ -13,6 +13,7 @@ from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.games import is_dilemma
 from stratagem.analysis.report_data import NO_GAMES, ReportData, listing
 from stratagem.errors import StratagemError
+from stratagem.studies.thesis.comprehension import ComprehensionOptions
 from stratagem.studies.thesis.dataset import dataset_rows, episode_settings
 from stratagem.studies.thesis.importer import SUMMARY_EVENT
 
@@ -74,7 +75,9 @@ class ThesisData:
             return
         try:
             rows = dataset_rows(
-                self.report.store, ((e.record, e.rounds, e.events) for e in self.episodes)
+                self.report.store,
+                ((e.record, e.rounds, e.events) for e in self.episodes),
+                options=self.report.study_options("thesis", ComprehensionOptions),
             )
         except StratagemError as exc:
             self.dataset_note = f"The per-game metrics could not be computed: {exc}"
