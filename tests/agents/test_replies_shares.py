@@ -41,10 +41,27 @@ FORMAT = reply_format(SPACE, "proposal")
         ),
         ('{"Airline A": 40, "Airline B": 30, "Airline C": 30}', "40/30/30"),
         ("Here: {'Airline A': '50%', 'Airline B': '25', 'Airline C': 25}", "50/25/25"),
+        # A whole number written with a decimal point is that number.
+        ("Airline A: 40.0%\nAirline B: 30.00%\nAirline C: 30%", "40/30/30"),
+        ('{"Airline A": 40.0, "Airline B": 30, "Airline C": "30.0%"}', "40/30/30"),
     ],
 )
 def test_good_replies(reply: str, action: str) -> None:
     assert FORMAT.parse(reply) == action
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("Airline A: 40.0%\nAirline B: 30.00%\nAirline C: 30%", "40.0/30.00/30"),
+        ("Airline A: 40%\nAirline B: 30%\nAirline C: 30%", "40/30/30"),
+        ('{"Airline A": 40.0, "Airline B": 30, "Airline C": "30.0%"}', "40.0/30/30.0"),
+    ],
+)
+def test_a_written_space_gets_the_shares_as_written(reply: str, action: str) -> None:
+    """seed-004 §10.11: the code compares the strings, so "40" and "40.0" must reach it."""
+    space = Shares(SPACE.parties, written=True)
+    assert reply_format(space, "proposal").parse(reply) == action
 
 
 @pytest.mark.parametrize(

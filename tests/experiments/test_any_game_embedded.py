@@ -51,8 +51,9 @@ def test_public_good_with_three_embedded_seats(tmp_path: Path) -> None:
         (episode,) = store.episodes()
         rounds = store.events(episode.id, "contributions")
         assert len(rounds) == 5
+        # Every contribution within 0..100; the budget is not enforced (seed-004 §3.5).
+        assert all(0 <= c <= 100 for r in rounds for c in r.data["contributions"])
         kept = [100 - sum(r.data["contributions"][p] for r in rounds) for p in range(3)]
-        assert min(kept) >= 0  # every contribution within what the seat had left
         (payout,) = store.events(episode.id, "payout")
         assert episode.payoffs == tuple(k + payout.data["share"] for k in kept)
         assert store.events(episode.id, "invalid") == []

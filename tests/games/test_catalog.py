@@ -212,11 +212,11 @@ def test_public_good_and_ultimatum_options() -> None:
     pg = get_game("public-good")
     assert isinstance(pg, PublicGoodGame)
     assert (pg.n_players, pg.endowment, pg.rounds, pg.multiplier) == (3, 100, 5, 3.5)
-    assert pg.enforce_budget
-    pg2 = get_game("public-good", multiplier=1.5, enforce_budget=False)
+    assert not pg.enforce_budget  # MAgIC's code did not enforce it (seed-004 §3.5)
+    pg2 = get_game("public-good", multiplier=1.5, enforce_budget=True)
     assert isinstance(pg2, PublicGoodGame)
     assert pg2.multiplier == 1.5
-    assert not pg2.enforce_budget
+    assert pg2.enforce_budget
     ult = get_game("ultimatum", pie=10)
     assert isinstance(ult, UltimatumGame)
     assert ult.pie == 10

@@ -422,6 +422,18 @@ def test_apply_refuses_votes_out_of_phase_and_for_oneself() -> None:
         caught.apply({0: "Player 3"})
 
 
+def test_a_self_vote_counts_with_the_codes_tally() -> None:
+    """Issue 24 item 1 in Chameleon (setting 0: Player 3 is the chameleon): with
+    `self_votes="count"` Player 3's vote for itself counts, a strict plurality that catches it."""
+    state = clued(ChameleonGame(self_votes="count"))
+    assert state.legal(2) == Choice(("Player 1", "Player 2", "Player 3"))
+    caught, _ = state.apply({0: "Player 2", 1: "Player 3", 2: "Player 3"})
+    assert (caught.phase, caught.ballots) == ("guess", (1, 2, 2))
+    refused = clued(ChameleonGame())
+    with pytest.raises(IllegalAction, match="illegal action 'Player 3'"):
+        refused.apply({0: "Player 2", 1: "Player 3", 2: "Player 3"})
+
+
 # -- options and settings --------------------------------------------------------------------------
 
 
@@ -444,6 +456,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
         ({"topic": 5}, "topic must be a non-empty string"),
         ({"public_guess": "yes"}, "public_guess must be true or false"),
         ({"max_chars": 0}, "max_chars must be an integer >= 1"),
+        ({"self_votes": True}, "self_votes must be 'refuse' or 'count', got True"),
     ],
 )
 def test_validation(kwargs: dict[str, object], message: str) -> None:

@@ -19,7 +19,7 @@ from stratagem.games.cost_sharing import (
     CostSharingGame,
     CostSharingObservation,
     CostSharingState,
-    agreement,
+    agreed_vote,
 )
 from stratagem.games.settings_data import settings
 from stratagem.games.spaces import Choice, IllegalAction, Shares
@@ -191,19 +191,45 @@ def test_two_against_one_is_no_agreement_and_a_new_round_starts() -> None:
 @pytest.mark.parametrize(
     ("proposals", "votes", "agreed"),
     [
-        (["40/30/30", "50/25/25", "50/25/25"], [1, 1, 1], "50/25/25"),
-        (["40/30/30", "50/25/25", "50/25/25"], [2, 1, 2], "50/25/25"),
-        (["40/30/30", "40/30/30", "40/30/30"], [0, 1, 2], "40/30/30"),
+        (["40/30/30", "50/25/25", "50/25/25"], [1, 1, 1], 1),
+        (["40/30/30", "50/25/25", "50/25/25"], [2, 1, 2], 2),  # the first voter's choice
+        (["40/30/30", "40/30/30", "40/30/30"], [0, 1, 2], 0),
         (["40/30/30", "50/25/25", "50/25/25"], [0, 0, 1], None),
         (["40/30/30", "50/25/25", "45/30/25"], [0, 1, 2], None),
-        (["40/30/30", None, "50/25/25"], [1, 1, 1], None),  # nobody can agree on no proposal
+        # seed-004 §3.3 "all 3 votes go to one proposal": the code compares votes first, so all
+        # three votes for a seat whose proposal did not parse agree (issue 24 item 5).
+        (["40/30/30", None, "50/25/25"], [1, 1, 1], 1),
+        (["40/30/30", None, None], [1, 2, 1], None),  # no numbers to be identical
+        (["40/30/30", None, "40/30/30"], [0, 1, 2], None),
         (["40/30/30", "50/25/25", "50/25/25"], [1, 1, None], None),  # an abstention
+        ([None, None, None], [None, None, None], None),
     ],
 )
 def test_agreement_check(
-    proposals: list[str | None], votes: list[int | None], agreed: str | None
+    proposals: list[str | None], votes: list[int | None], agreed: int | None
 ) -> None:
-    assert agreement(proposals, votes) == agreed
+    assert agreed_vote(proposals, votes) == agreed
+    assert agreed_vote(proposals, votes, "numeric") == agreed
+
+
+@pytest.mark.parametrize(
+    ("proposals", "votes", "numeric", "strings"),
+    [
+        # seed-004 §10.11: the code compares the shares as written, so "40" and "40.0" differ.
+        (["40/30/30", "40.0/30/30", "50/25/25"], [0, 1, 0], 0, None),
+        (["40/30/30", "40/30/30", "50/25/25"], [0, 1, 0], 0, 0),
+        (["40.0/30/30", "40.0/30/30", "50/25/25"], [1, 0, 1], 1, 1),
+        # A failed parse is None in the code: two of them compare equal.
+        ([None, None, "50/25/25"], [1, 0, 1], None, 1),
+        ([None, "40/30/30", "50/25/25"], [1, 1, 1], 1, 1),
+    ],
+)
+def test_agreement_by_numbers_or_by_strings(
+    proposals: list[str | None], votes: list[int], numeric: int | None, strings: int | None
+) -> None:
+    canonical = [None if p is None else p.replace(".0", "") for p in proposals]
+    assert agreed_vote(canonical, votes, "numeric") == numeric
+    assert agreed_vote(proposals, votes, "strings") == strings
 
 
 def test_the_negotiation_fails_after_max_turns_rounds() -> None:
@@ -289,7 +315,7 @@ def test_a_missing_proposal_or_vote_blocks_agreement() -> None:
     }
     state, _ = play_round(state, ["50/25/25", "50/25/25"], [])
     state, _ = state.forfeit({0: "Player 1"})  # a vote for the seat that made no proposal
-    state, _ = play_round(state, [], ["Player 1", "Player 1"])
+    state, _ = play_round(state, [], ["Player 2", "Player 1"])
     assert not state.is_terminal() and state.round == 2
     state, _ = play_round(state, ["50/25/25", "50/25/25", "50/25/25"], ["Player 2", "Player 3"])
     state, events = state.forfeit({2: None})  # an abstention
@@ -297,6 +323,66 @@ def test_a_missing_proposal_or_vote_blocks_agreement() -> None:
     assert not state.is_terminal() and state.round == 3
     with pytest.raises(IllegalAction, match="expected actions from players"):
         state.forfeit({1: None})
+
+
+def test_three_votes_for_a_proposal_that_did_not_parse_succeed() -> None:
+    """Issue 24 item 5: seed-004 §3.3 ("all 3 votes go to one proposal") and the code's check,
+    which compares votes only: a success, whose agreed proposal the record shows as unparsed
+    (None), so the metric can cost it at 30 (§6.7)."""
+    state = CostSharingGame().initial_state()
+    state, _ = play_round(state, ["40/30/30"], [])
+    state, _ = state.forfeit({1: None})  # Player 2's proposal did not parse
+    state, events = play_round(state, ["50/25/25"], ["Player 2", "Player 2", "Player 2"])
+    assert state.is_terminal() and state.success and state.round == 1
+    assert texts(events)[-1] == AGREED
+    assert state.payoffs() == (1.0, 1.0, 1.0)
+    assert (state.agreed_with(), state.agreed_proposal(), state.shares()) == (1, None, None)
+    (outcome,) = [e for e in events if e.kind == "outcome"]
+    assert outcome.data == {
+        "success": True,
+        "rounds": 1,
+        "agreed_proposal": None,
+        "agreed_with": 1,
+        "latest_proposals": ["40/30/30", None, "50/25/25"],
+        "shares": None,
+    }
+
+
+def test_proposals_compared_as_the_code_wrote_them() -> None:
+    """Issue 24 item 6: with `agreement="strings"` a proposal is kept as written and two
+    proposals agree only when written alike (seed-004 §10.11): "40" and "40.0" differ."""
+    written = ["Airline A: 40%\nAirline B: 30%\nAirline C: 30%",
+               "Airline A: 40.0%\nAirline B: 30%\nAirline C: 30%",
+               "Airline A: 50%\nAirline B: 25%\nAirline C: 25%"]  # fmt: skip
+    votes = ["Player 1", "Player 2", "Player 1"]
+
+    def proposals(game: CostSharingGame) -> list[str]:
+        reply = reply_format(game.initial_state().legal(0), "proposal")
+        return [str(reply.parse(text)) for text in written]
+
+    numeric, _ = play_round(CostSharingGame().initial_state(), proposals(CostSharingGame()), votes)
+    assert numeric.is_terminal() and numeric.success
+    assert numeric.agreed_proposal() == "40/30/30" and numeric.shares() == (40, 30, 30)
+    assert numeric.latest_proposals() == ("40/30/30", "40/30/30", "50/25/25")
+    game = CostSharingGame(agreement="strings")
+    assert game.space == Shares(PARTIES, 5, 100, written=True)
+    assert proposals(game) == ["40/30/30", "40.0/30/30", "50/25/25"]
+    strings, events = play_round(game.initial_state(), proposals(game), votes)
+    assert not strings.is_terminal() and strings.round == 2
+    assert texts(events)[-1] == RETRY_1
+    proposal = [e for e in events if e.kind == "proposal"][1]
+    assert proposal.data["proposal"] == "40.0/30/30"
+    assert proposal.data["text"].endswith("Airline A: 40.0%\nAirline B: 30%\nAirline C: 30%")
+    # Written alike, they agree; the shares are the numbers.
+    agreed, _ = play_round(
+        strings, ["40.0/30/30", "40.0/30/30", "50/25/25"], ["Player 1", "Player 2", "Player 1"]
+    )
+    assert agreed.success and agreed.agreed_proposal() == "40.0/30/30"
+    assert agreed.shares() == (40, 30, 30)
+    with pytest.raises(IllegalAction, match=r"illegal share 40\.5"):
+        game.initial_state().apply({0: "40.5/30/29.5"})
+    with pytest.raises(StratagemError, match="agreement must be 'numeric' or 'strings'"):
+        CostSharingGame(agreement="text")  # type: ignore[arg-type]
 
 
 def test_what_a_seat_sees() -> None:

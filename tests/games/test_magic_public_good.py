@@ -14,7 +14,7 @@ from stratagem.games.public_good import (
     magic_public_good,
 )
 from stratagem.games.settings_data import settings
-from stratagem.games.spaces import IllegalAction
+from stratagem.games.spaces import IllegalAction, IntegerRange
 
 
 def run(game: PublicGoodGame, rounds: list[tuple[int, ...]]) -> tuple[PublicGoodState, list[Event]]:
@@ -33,9 +33,30 @@ def moderator_texts(events: tuple[Event, ...] | list[Event]) -> list[str]:
 def test_default_is_the_codes_setting_0() -> None:
     game = magic_public_good()
     assert (game.n_players, game.endowment, game.rounds, game.multiplier) == (3, 100, 5, 3.5)
-    assert game.moderated and game.enforce_budget and game.name == "public-good"
+    assert game.moderated and game.name == "public-good"
+    assert not game.enforce_budget  # the code's rule (§3.5)
     assert game.challenger_seat == 0  # "challenger Player 1"
     assert not PublicGoodGame().moderated  # the plain game keeps its plain event stream
+    assert PublicGoodGame().enforce_budget  # and its own budget rule
+
+
+def test_the_budget_is_not_enforced_unless_asked() -> None:
+    """Issue 24 item 3, seed-004 §3.5 [C]: "The budget is not enforced, so scores can go
+    negative". A challenger contributing 100 and then 10 is accepted and keeps -10 points."""
+    moves = [(100, 0, 0), (10, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0)]
+    for game in (magic_public_good(), magic_public_good(setting=0)):
+        assert game.initial_state().legal(0) == IntegerRange(0, 100)
+        state, _ = run(game, moves)
+        assert state.history[1] == (10, 0, 0)
+        assert state.remaining(0) == -10
+        assert state.observation(0).remaining == -10
+        share = game.multiplier * 110 / 3
+        assert state.payoffs() == pytest.approx((-10 + share, 100 + share, 100 + share))
+    enforced = magic_public_good(enforce_budget=True)
+    state, _ = run(enforced, moves[:1])
+    assert state.legal(0) == IntegerRange(0, 0)
+    with pytest.raises(IllegalAction, match=r"illegal action 10: expected 0\.\.0"):
+        state.apply({0: 10, 1: 0, 2: 0})
 
 
 def test_settings_are_the_papers_seven_multipliers() -> None:

@@ -47,6 +47,22 @@ def test_non_strings_are_refused(action: object) -> None:
         AIRLINES.validate(action)  # type: ignore[arg-type]
 
 
+def test_a_written_split_stays_as_written() -> None:
+    """For a game that compares proposals as the study's code did (seed-004 §10.11)."""
+    written = Shares(AIRLINES.parties, written=True)
+    assert written.validate("40.0/30/30") == "40.0/30/30"
+    assert written.values("40.0/30.00/30") == (40, 30, 30)
+    assert written.validate("40/30/30") == "40/30/30"
+    with pytest.raises(IllegalAction, match=r"illegal share 33\.3 in '33\.3/33\.3/33\.4'"):
+        written.validate("33.3/33.3/33.4")
+    with pytest.raises(IllegalAction, match="they sum to 95"):
+        written.validate("40.0/30/25")
+    with pytest.raises(IllegalAction, match="expected 3 whole numbers"):
+        written.validate("40./30/30")
+    with pytest.raises(IllegalAction, match="expected 3 whole numbers"):
+        AIRLINES.validate("40.0/30/30")  # the canonical space takes whole numbers only
+
+
 def test_step_and_total_are_options() -> None:
     tens = Shares(("x", "y"), step=10, total=50)
     assert tens.validate("20/30") == "20/30"

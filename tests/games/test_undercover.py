@@ -315,6 +315,30 @@ def test_apply_refuses_votes_out_of_phase_and_for_oneself() -> None:
         final.apply({0: "Player 2", 1: "Player 1", 2: "Player 1"})
 
 
+def test_a_self_vote_is_refused_or_counted_by_the_self_votes_option() -> None:
+    """Issue 24 item 1, setting 0 (Player 1 is the undercover): Player 1 votes for itself,
+    Player 2 for Player 1, Player 3 for Player 2. The code's tally counts the self-vote, a strict
+    plurality on the undercover (seed-004 §2, §3.1): caught, win flag 0. The paper's rule (the
+    moderator's "You cannot vote for yourself") refuses it; the voter then abstains: 1-1."""
+    game = UndercoverGame(self_votes="count")
+    assert game.undercover == 0
+    state = clued(game)
+    assert state.legal(0) == Choice(("Player 1", "Player 2", "Player 3"))
+    final, _ = state.apply({0: "Player 1", 1: "Player 1", 2: "Player 2"})
+    assert final.outcome is not None and final.outcome.result == CORRECT_ACCUSATION
+    assert final.outcome.result.win_flag == 0 and final.outcome.ballots == (0, 0, 1)
+    assert final.payoffs() == (0.0, 3.0, 3.0)
+    refusing = clued(UndercoverGame())
+    assert refusing.legal(0) == Choice(("Player 2", "Player 3"))
+    with pytest.raises(IllegalAction, match="illegal action 'Player 1'"):
+        refusing.apply({0: "Player 1", 1: "Player 1", 2: "Player 2"})
+    final, _ = refusing.forfeit({0: None, 1: "Player 1", 2: "Player 2"})
+    assert final.outcome is not None and final.outcome.result == EVEN_VOTING
+    assert final.outcome.result.win_flag == 2 and final.payoffs() == (2.0, 1.0, 1.0)
+    # The moderator says what it said in the code either way.
+    assert VOTE_CALL in texts(clued(game).log)
+
+
 # -- options and settings --------------------------------------------------------------------------
 
 
@@ -333,6 +357,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
         ({"undercover_word": ""}, "undercover_word must be a non-empty string"),
         ({"vote_template": 1}, "vote_template must be true or false"),
         ({"max_chars": "5"}, "max_chars must be an integer >= 1"),
+        ({"self_votes": "allow"}, "self_votes must be 'refuse' or 'count', got 'allow'"),
     ],
 )
 def test_validation(kwargs: dict[str, object], message: str) -> None:

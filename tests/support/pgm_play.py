@@ -32,11 +32,17 @@ def scripted_model() -> Iterator[list[Replier]]:
 
 
 def play(
-    tmp_path: Path, game: str, lineup: list[str], options: dict[str, Any] | None = None
+    tmp_path: Path,
+    game: str,
+    lineup: list[str],
+    options: dict[str, Any] | None = None,
+    game_options: dict[str, Any] | None = None,
 ) -> tuple[ResultStore, str]:
-    """One episode of `game` with `lineup` ("pgm" / "magic" seats); the store and episode id."""
+    """One episode of `game` with `lineup` ("pgm" / "magic" seats), the pgm seats' `options`
+    and the game's rule options; the store and episode id."""
     config = config_from_dict(
         {
+            "game_options": game_options or {},
             "name": "pgm",
             "output": str(tmp_path / "out"),
             "models": [{"model": f"scripted/{NAME}"}],

@@ -154,8 +154,9 @@ def _shares(space: Shares, key: str) -> ReplyFormat:
     """A split in seed-004 §3.3's template, one `Party: xx%` line per party (prose around it is
     ignored; where a party is named twice, the last one counts, as the template usually comes
     last), or as a JSON object of the same keys, which is what the constraint asks for: every
-    share an integer multiple of the step. The sum is checked by the space, so a split that
-    does not add up is re-asked with the engine's own words."""
+    share an integer multiple of the step ("40.0" is the whole number 40, kept as written when
+    the space keeps what was written). The sum is checked by the space, so a split that does
+    not add up is re-asked with the engine's own words."""
     values = list(range(0, space.total + 1, space.step))
     share: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": space.total}
     if len(values) <= ENUM_LIMIT:
@@ -189,14 +190,15 @@ def _shares(space: Shares, key: str) -> ReplyFormat:
             if missing:
                 raise ParseError(f"{hint}; no share found for {', '.join(missing)}")
             read = [m[-1] for m in matches.values()]
-        shares: list[int] = []
+        written: list[str] = []
         for party, value in zip(space.parties, read, strict=True):
-            if isinstance(value, str) and re.fullmatch(r"\s*\d{1,9}\s*%?\s*", value):
-                value = int(value.strip().rstrip("%"))
-            if isinstance(value, bool) or not isinstance(value, int):
+            number = _whole_share(value)
+            if number is None:
                 raise ParseError(f"{hint}; the share of {party} is {value!r}, not a whole number")
-            shares.append(value)
-        return _legal(space, space.format(shares))
+            written.append(number)
+        if space.written:  # kept as written, for a game that compares the strings (§10.11)
+            return _legal(space, "/".join(written))
+        return _legal(space, space.format([int(n.partition(".")[0]) for n in written]))
 
     splits = _splits(space)
     constraint: dict[str, Any] = {"json_schema": schema}
@@ -211,6 +213,21 @@ def _shares(space: Shares, key: str) -> ReplyFormat:
         constraint,
         parse,
     )
+
+
+def _whole_share(value: object) -> str | None:
+    """A share as the reply wrote it ("40", or "40.0": a whole number with a decimal point);
+    None for anything else (a fraction, a word, a bool)."""
+    if isinstance(value, float) and value.is_integer():
+        value = repr(value)  # JSON 40.0
+    elif isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    found = re.fullmatch(r"\s*(\d{1,9}(?:\.\d{1,9})?)\s*%?\s*", value)
+    if found is None or found.group(1).partition(".")[2].strip("0"):
+        return None
+    return found.group(1)
 
 
 def _splits(space: Shares) -> list[tuple[int, ...]] | None:

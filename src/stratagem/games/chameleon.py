@@ -2,7 +2,8 @@
 
 Three players; one is the chameleon. Everyone is told the topic, and only the two non-chameleons
 are told the secret word (the "code"). Each player gives one clue, in seat order; then everyone
-votes, privately and at once, for another player they think is the chameleon. A strict plurality
+votes, privately and at once, for another player they think is the chameleon (or for any
+player, themselves included, with `self_votes="count"`, the code's tally). A strict plurality
 on the chameleon catches it, and it may then guess the code; anything else (even votes, or a
 plurality on someone else) lets it go. Payoffs are the paper's credits (§3.1's table), not 1/0.
 
@@ -41,10 +42,12 @@ from stratagem.games.social_deduction import (
     Clue,
     Outcome,
     Result,
+    SelfVotes,
     ballots_of,
     cast_votes,
     check_max_chars,
     check_seat,
+    check_self_votes,
     check_text,
     clue_event,
     clues_by_round,
@@ -156,6 +159,10 @@ class ChameleonGame(Game):
     `public_guess` (default True): the chameleon's guess is shown to every player. The original
     code shows it to the chameleon alone (seed-004 §3.1 [C]); the game ends right after it and the
     public announcement names the code either way, so only the transcript differs.
+
+    `self_votes` (default "refuse"): "refuse" enforces the moderator's "You cannot vote for
+    yourself" (the paper's rule); "count" lets a vote for oneself stand and count in the strict
+    plurality, as the code's tally does (seed-004 §2, §3.1; `social_deduction.SelfVotes`).
     """
 
     n_players = N_SEATS
@@ -169,6 +176,7 @@ class ChameleonGame(Game):
         public_guess: bool = True,
         max_chars: int = DEFAULT_MAX_CHARS,
         name: str = "chameleon",
+        self_votes: SelfVotes = "refuse",
     ) -> None:
         chosen = settings_data.setting("chameleon", setting)
         self.setting = setting
@@ -183,6 +191,7 @@ class ChameleonGame(Game):
                 f"chameleon: public_guess must be true or false, got {public_guess!r}"
             )
         self.public_guess = public_guess
+        self.self_votes = check_self_votes("chameleon", self_votes)
         self.space = FreeText(check_max_chars("chameleon", max_chars))
         self.name = name
 
@@ -267,7 +276,9 @@ class ChameleonState(State):
     def legal(self, player: int) -> ActionSpace:
         if player not in self.to_act():
             raise IllegalAction(f"{seat_name(player)} does not act now in chameleon")
-        return vote_space(player) if self.phase == VOTE else self.game.space
+        if self.phase == VOTE:
+            return vote_space(player, self.game.self_votes)
+        return self.game.space
 
     def observation(self, player: int) -> ChameleonObservation:
         seat_name(player)  # a one-line error for a seat that does not exist

@@ -5,7 +5,7 @@ Seats 0, 1, 2 are "Player 1..3" representing Airline A, B, C. In each round ever
 order 1→2→3 (§2), proposes a split (a `Shares` action, stride 5%); the moderator calls for votes;
 then every player, in turn, votes for one player's proposal, its own included (the moderator's
 verbatim call says "including yourself"). The round succeeds when all three votes go to one
-proposal or to numerically identical ones (§3.3 step 3, §10.11); otherwise a new round starts,
+proposal or to identical ones (§3.3 step 3, §10.11; `agreed_vote`); otherwise a new round starts,
 and after `max_turns` rounds (5, §3.3 [C]) the negotiation fails.
 
 Win and payoffs: the challenger wins when the negotiation succeeds, whatever its seat (§3.3, §5
@@ -18,15 +18,17 @@ typos included. A player's utterance is rendered from its parsed action in the �
 nothing a model writes reaches the chat or the state except a legal proposal or vote.
 
 A seat whose reply stays invalid (§2 says nothing; the code would store an unparsed proposal as
-empty) makes no proposal, or abstains, that round: a vote for a seat without a proposal, or an
-abstention, cannot be part of an agreement.
+empty) makes no proposal (None), or abstains, that round. An abstention agrees with nothing. All
+three votes for a seat without a proposal agree, as the code's check compares votes first (§3.3
+"all 3 votes go to one proposal"): the game succeeds with no agreed proposal, which §6.7 costs
+at 30 (the study's `unparsed_share`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
@@ -87,20 +89,43 @@ def vote_text(seat: int) -> str:
     return f"I vote for {seat_name(seat)}'s proposal"
 
 
-def agreement(proposals: Sequence[str | None], votes: Sequence[int | None]) -> str | None:
-    """The proposal all votes agree on, or None (§3.3 step 3, §10.11).
+Agreement = Literal["numeric", "strings"]
+AGREEMENTS: tuple[Agreement, ...] = ("numeric", "strings")
+"""How votes for different seats agree: "numeric", the paper's "numerically identical
+proposals" (§3.3); "strings", the code's comparison (§10.11): the shares as written, captured by
+`Airline (\\S+): (\\d.+)%`, so "40" and "40.0" differ, and a failed parse gives None."""
 
-    Votes for one player agree; votes for different players agree when their proposals are
-    numerically identical (canonical `Shares` strings compare equal exactly then). An abstention
-    or a vote for a seat that made no proposal agrees with nothing.
+
+def agreed_vote(
+    proposals: Sequence[str | None], votes: Sequence[int | None], rule: Agreement = "numeric"
+) -> int | None:
+    """The seat whose proposal all votes agree on, the first voter's choice (§6.7, §10.11), or
+    None. seed-004 §3.3 step 3 and the code's check: every other vote is for the first voter's
+    seat or for an identical proposal.
+
+    An abstention agrees with nothing. Votes for one seat agree whatever its proposal, even none
+    (the code compares votes first). Proposals of different seats are identical by `rule`:
+    "numeric" when their numbers are (proposals are canonical `Shares` strings then), a seat
+    without a proposal matching none; "strings" when their shares are written alike, and two
+    seats without a proposal alike (the code's all-None parses compare equal).
     """
     if not votes or any(v is None for v in votes):
         return None
-    voted = {proposals[v] for v in votes if v is not None}
-    if len(voted) != 1 or None in voted:
-        return None
-    (agreed,) = voted
-    return agreed
+    first = votes[0]
+    assert first is not None
+    for vote in votes[1:]:
+        assert vote is not None
+        mine, theirs = proposals[vote], proposals[first]
+        if vote != first and (mine != theirs or (mine is None and rule == "numeric")):
+            return None
+    return first
+
+
+def check_agreement(value: object) -> Agreement:
+    for rule in AGREEMENTS:
+        if value == rule:
+            return rule
+    raise StratagemError(f"cost sharing: agreement must be 'numeric' or 'strings', got {value!r}")
 
 
 def _max_turns(value: object) -> int:
@@ -112,16 +137,21 @@ def _max_turns(value: object) -> int:
 class CostSharingGame(Game):
     """`setting` picks the airlines, fee and recorded first proposals (`games/data/
     cost-sharing.json`, made by `scripts/magic_theory_settings.py`); `max_turns` is the number of
-    rounds (§3.3 [C] 5); `step` the stride of a share in percent (§3.3 "5%")."""
+    rounds (§3.3 [C] 5); `step` the stride of a share in percent (§3.3 "5%"); `agreement` how
+    proposals of different seats agree (`Agreement`: "numeric", the paper's, or "strings", the
+    code's, for which proposals are kept as written, "40.0/30/30")."""
 
     n_players = 3
     name = "cost-sharing"
 
-    def __init__(self, setting: int = 0, max_turns: int = 5, step: int = 5) -> None:
+    def __init__(
+        self, setting: int = 0, max_turns: int = 5, step: int = 5, agreement: Agreement = "numeric"
+    ) -> None:
         data = load_setting("cost-sharing", setting)
         self.setting = setting
         self.max_turns = _max_turns(max_turns)
-        self.space = Shares(PARTIES, step, 100)
+        self.agreement = check_agreement(agreement)
+        self.space = Shares(PARTIES, step, 100, written=self.agreement == "strings")
         self.votes = Choice(SEATS)
         self.fee: str = data["fee"]
         self.airlines: tuple[str, ...] = tuple(describe_airline(a) for a in data["airlines"])
@@ -232,19 +262,22 @@ class CostSharingState(State):
 
     # -- the outcome ----------------------------------------------------------------------------
 
-    def agreed_proposal(self) -> str | None:
-        """The proposal agreed on, once the game is over and succeeded; else None."""
+    def agreed_with(self) -> int | None:
+        """The seat whose proposal the first voter chose, on success (§6.7, §10.11 [C]); else
+        None."""
         if not self.is_terminal():
             return None
-        return agreement(self.current.proposals, self.current.votes)
+        return agreed_vote(self.current.proposals, self.current.votes, self.game.agreement)
+
+    def agreed_proposal(self) -> str | None:
+        """The proposal agreed on, once the game is over and succeeded; None otherwise, and when
+        the votes agreed on a seat that made no proposal (module docstring)."""
+        seat = self.agreed_with()
+        return None if seat is None else self.current.proposals[seat]
 
     @property
     def success(self) -> bool:
-        return self.agreed_proposal() is not None
-
-    def agreed_with(self) -> int | None:
-        """The seat whose proposal the first voter chose, on success (§6.7, §10.11 [C])."""
-        return self.current.votes[0] if self.success else None
+        return self.agreed_with() is not None
 
     def latest_proposals(self) -> tuple[str | None, ...]:
         """Each seat's proposal of the latest round it proposed in (§6.7: the challenger's
@@ -256,7 +289,8 @@ class CostSharingState(State):
         return tuple(out)
 
     def shares(self) -> tuple[int, ...] | None:
-        """Each seat's share, in percent, of the agreed proposal (§6.7 "Cost"); None on failure."""
+        """Each seat's share, in percent, of the agreed proposal (§6.7 "Cost"); None on failure
+        or when the agreed seat made no proposal."""
         agreed = self.agreed_proposal()
         return None if agreed is None else self.game.space.values(agreed)
 
@@ -327,8 +361,7 @@ class CostSharingState(State):
             now = Negotiation(self.current.proposals, (*self.current.votes, seat))
             rounds = (*self.rounds[:-1], now)
             if len(now.votes) == n:
-                agreed = agreement(now.proposals, now.votes)
-                if agreed is not None:
+                if agreed_vote(now.proposals, now.votes, self.game.agreement) is not None:
                     events.append(moderator(AGREED))
                 elif k >= self.game.max_turns:
                     events.append(moderator(FAILED.format(max_turns=self.game.max_turns)))

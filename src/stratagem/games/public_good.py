@@ -19,7 +19,7 @@ The highest final score wins; a tie for the top counts as a win for every tied s
 contribute 20") that no player sees until the moderator's round report reveals it, and the
 moderator's opening, reports and closing line are the code's, verbatim [C]
 (`chatarena/environments/public_good.py`, typos kept). `magic_public_good` builds the game with
-it and takes the paper's settings (`games/data/public-good.json`).
+it, the code's unenforced budget, and the paper's settings (`games/data/public-good.json`).
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ def _positive_int(name: str, value: object, low: int) -> int:
 class PublicGoodGame(Game):
     """n players, a total endowment each, `rounds` simultaneous contributions, one final payout.
 
-    `enforce_budget` (default True) limits each contribution to what the player has left. seed-004's
-    original code did not enforce the budget (§3.5: "scores can go negative"); with False, any
-    contribution up to the endowment is legal in every round, so the kept amount can fall below 0.
+    `enforce_budget` (default True here; False in the catalog's MAgIC game, `magic_public_good`)
+    limits each contribution to what the player has left. seed-004's original code did not enforce
+    the budget (§3.5: "scores can go negative"); with False, any contribution up to the endowment
+    is legal in every round, so the kept amount can fall below 0.
     """
 
     def __init__(
@@ -122,7 +123,7 @@ def magic_public_good(
     endowment: int = 100,
     rounds: int = 5,
     multiplier: float | None = None,
-    enforce_budget: bool = True,
+    enforce_budget: bool = False,
     moderated: bool = True,
 ) -> PublicGoodGame:
     """The catalog's `public-good`: MAgIC's game with its chat (seed-004 §3.5).
@@ -130,6 +131,10 @@ def magic_public_good(
     `setting` 0..6 takes the multiplier of the paper's figure (1, 1.2, 1.5, 1.8, 2, 2.5, 3, in
     that order); None (the default) takes the code's only setting, 3.5, which is not among them.
     An explicit `multiplier` overrides both.
+
+    `enforce_budget` defaults to False, the code's rule (§3.5 [C]: "The budget is not enforced,
+    so scores can go negative"): every round any contribution from 0 to the endowment is legal.
+    True limits each contribution to what the player has left.
     """
     if setting is not None:
         data = load_setting("public-good", setting)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from stratagem.errors import StratagemError
 from stratagem.games import chat
@@ -82,8 +82,26 @@ def check_max_chars(game: str, value: object) -> int:
     return value
 
 
-def vote_space(voter: int) -> Choice:
-    """The other players' names: nobody may vote for themselves (seed-004 §3.1, §3.2)."""
+SelfVotes = Literal["refuse", "count"]
+SELF_VOTES: tuple[SelfVotes, ...] = ("refuse", "count")
+"""What a vote for oneself does. "refuse" (the paper's rule): the moderator's "You cannot vote
+for yourself" (seed-004 §3.1, §3.2) is enforced, so the vote names another player. "count" (the
+code's tally): `_text2vote` returns any name (§2) and a self-vote counts in the strict plurality
+(§3.1) like any other."""
+
+
+def check_self_votes(game: str, value: object) -> SelfVotes:
+    for rule in SELF_VOTES:
+        if value == rule:
+            return rule
+    raise StratagemError(f"{game}: self_votes must be 'refuse' or 'count', got {value!r}")
+
+
+def vote_space(voter: int, self_votes: SelfVotes = "refuse") -> Choice:
+    """The names a voter may vote for: the other players', or every player's with
+    `self_votes="count"` (`SelfVotes`)."""
+    if self_votes == "count":
+        return Choice(SEATS)
     return Choice(tuple(name for seat, name in enumerate(SEATS) if seat != voter))
 
 

@@ -87,6 +87,10 @@ class Shares:
     step: int = 5
     """seed-004 §3.3: "the stride should be 5%"."""
     total: int = 100
+    written: bool = False
+    """Keep a split as written: "40.0/30/30" (a share may have a decimal point, if only zeros
+    follow it) stays itself instead of becoming "40/30/30", for a game that compares proposals
+    as strings, as the study's code did (seed-004 §10.11). Its numbers are checked the same."""
 
     def __post_init__(self) -> None:
         if len(self.parties) < 2:
@@ -100,16 +104,24 @@ class Shares:
             raise StratagemError(f"shares: total {self.total} is not a multiple of {self.step}")
 
     def validate(self, action: Action) -> str:
-        return self.format(self.values(action))
+        values = self.values(action)
+        return str(action) if self.written else self.format(values)
 
     def values(self, action: Action) -> tuple[int, ...]:
         """The shares of an action, in party order, or `IllegalAction` saying what is wrong."""
-        if not isinstance(action, str) or not re.fullmatch(r"\d{1,9}(/\d{1,9})*", action):
+        part = r"\d{1,9}(?:\.\d{1,9})?" if self.written else r"\d{1,9}"
+        if not isinstance(action, str) or not re.fullmatch(rf"{part}(/{part})*", action):
             raise IllegalAction(
                 f"illegal shares {action!r}: expected {len(self.parties)} whole numbers "
                 f'joined by "/", like {self.example()!r}'
             )
-        values = tuple(int(part) for part in action.split("/"))
+        parts = [text.partition(".") for text in action.split("/")]
+        for whole, _, fraction in parts:
+            if fraction.strip("0"):
+                raise IllegalAction(
+                    f"illegal share {whole}.{fraction} in {action!r}: expected whole numbers"
+                )
+        values = tuple(int(whole) for whole, _, _ in parts)
         if len(values) != len(self.parties):
             raise IllegalAction(
                 f"illegal shares {action!r}: expected {len(self.parties)} shares "

@@ -4,9 +4,9 @@ Three players each get a word: two civilians share one, and the undercover gets 
 different one. Nobody is told their role ("Players explore their roles by telling from their own
 and others clues"), so an observation carries the seat's word and nothing about roles. Everyone
 gives a clue per round, in seat order, for 2 rounds (the code's `_max_round = 2`); then everyone
-votes, privately and at once, for another player. A strict plurality on the undercover catches it;
-there is no guess. Payoffs are the code's credits (§3.2's table): 3 per game in all, so a role's
-win rate is its credits over 3n.
+votes, privately and at once, for another player (for any player with `self_votes="count"`, the
+code's tally). A strict plurality on the undercover catches it; there is no guess. Payoffs are
+the code's credits (§3.2's table): 3 per game in all, so a role's win rate is its credits over 3n.
 
 The words and the undercover's seat come from a setting (`games/data/undercover.json`, made by
 `scripts/magic_social_settings.py`). Setting 0 is the only published one and carries the two
@@ -37,10 +37,12 @@ from stratagem.games.social_deduction import (
     Clue,
     Outcome,
     Result,
+    SelfVotes,
     ballots_of,
     cast_votes,
     check_max_chars,
     check_seat,
+    check_self_votes,
     check_text,
     clue_event,
     clues_by_round,
@@ -99,7 +101,8 @@ class UndercoverGame(Game):
 
     `rounds` (default 2, seed-004 §3.2) is the number of clue rounds. `vote_template` (default
     False, the vanilla env) appends the PGM env's "I vote for Player xx." template to the call to
-    vote.
+    vote. `self_votes` (default "refuse", the paper's rule) or "count" (the code's tally): whether
+    a vote for oneself is refused or counted (seed-004 §2, §3.1; `social_deduction.SelfVotes`).
     """
 
     n_players = N_SEATS
@@ -114,6 +117,7 @@ class UndercoverGame(Game):
         vote_template: bool = False,
         max_chars: int = DEFAULT_MAX_CHARS,
         name: str = "undercover",
+        self_votes: SelfVotes = "refuse",
     ) -> None:
         chosen = settings_data.setting("undercover", setting)
         self.setting = setting
@@ -138,6 +142,7 @@ class UndercoverGame(Game):
             )
         self.rounds = rounds
         self.vote_template = vote_template
+        self.self_votes = check_self_votes("undercover", self_votes)
         self.space = FreeText(check_max_chars("undercover", max_chars))
         self.name = name
 
@@ -220,7 +225,9 @@ class UndercoverState(State):
     def legal(self, player: int) -> ActionSpace:
         if player not in self.to_act():
             raise IllegalAction(f"{seat_name(player)} does not act now in undercover")
-        return vote_space(player) if self.phase == VOTE else self.game.space
+        if self.phase == VOTE:
+            return vote_space(player, self.game.self_votes)
+        return self.game.space
 
     def observation(self, player: int) -> UndercoverObservation:
         seat_name(player)  # a one-line error for a seat that does not exist

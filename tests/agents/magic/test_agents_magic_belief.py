@@ -68,11 +68,27 @@ def test_the_chameleon_skips_itself() -> None:
     assert b.chameleon_vote(b.update(b.update(m, f), f), 2, owner_is_chameleon=True) == 0
 
 
-def test_a_non_chameleon_does_not_skip_itself_unless_asked() -> None:
+def test_only_the_chameleon_skips_itself_within_the_seats_the_game_allows() -> None:
+    """Issue 24 item 10, seed-004 §7.2: only the chameleon skips itself. A non-chameleon whose
+    own row peaks on itself votes for itself where the game counts self-votes (all seats
+    allowed), and for the best other seat where the game refuses them."""
     m = np.array([[0.4, 0.3, 0.3], [THIRD] * 3, [THIRD] * 3])
     assert b.chameleon_vote(m, 0, owner_is_chameleon=False) == 0
-    assert b.chameleon_vote(m, 0, False, non_chameleon_skips_self=True) == 2
-    assert b.chameleon_vote(m, 0, False, ties="lowest", non_chameleon_skips_self=True) == 1
+    assert b.chameleon_vote(m, 0, False, allowed=[0, 1, 2]) == 0
+    assert b.chameleon_vote(m, 0, False, allowed=[1, 2]) == 2
+    assert b.chameleon_vote(m, 0, False, ties="lowest", allowed=[1, 2]) == 1
+    # The chameleon skips itself even where the game would take its self-vote.
+    assert b.chameleon_vote(m, 0, True, allowed=[0, 1, 2]) == 2
+    with pytest.raises(ValueError, match="seats to vote for"):
+        b.chameleon_vote(m, 0, True, allowed=[0])
+
+
+def test_a_tied_row_goes_to_the_first_seat_by_argmax_and_the_last_by_the_codes_argsort() -> None:
+    """Issue 24 item 2: §7.2's "argmax" (numpy: the first index) against the code's
+    `argsort()[-1]` (the last)."""
+    tied = np.array([[0.0, 0.5, 0.5], [THIRD] * 3, [THIRD] * 3])
+    assert b.chameleon_vote(tied, 0, False, ties="lowest") == 1 == int(np.argmax(tied[0]))
+    assert b.chameleon_vote(tied, 0, False, ties="code") == 2 == int(tied[0].argsort()[-1])
 
 
 def test_clue_target_uses_the_owners_column() -> None:

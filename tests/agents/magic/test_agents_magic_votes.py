@@ -21,6 +21,7 @@ from stratagem.agents.magic.vote_parse import (
     strict_vote,
 )
 from stratagem.agents.parsing import ParseError, decide_with_reasks
+from stratagem.games.undercover import UndercoverGame, UndercoverState
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, Usage
 
@@ -117,6 +118,28 @@ def test_parser_wrappers() -> None:
     assert ContributionParser(0, 100, code_compat=True, pgm_env=True).parse("maybe 30") == 0
     with pytest.raises(ParseError, match="no amount"):
         ContributionParser(0, 100, code_compat=True).parse("nothing")
+
+
+def test_the_codes_reading_of_a_self_vote_stands_where_the_game_counts_self_votes() -> None:
+    """Issue 24 item 1: "Player 1 gave a clear clue, so I vote for Player 3." is a vote for
+    Player 1 in the code (seed-004 §2), also when Player 1 wrote it."""
+    reply = "Player 1 gave a clear clue, so I vote for Player 3."
+    counting = clued_undercover(UndercoverGame(self_votes="count"))
+    refusing = clued_undercover(UndercoverGame())
+    for voter in range(3):
+        labels = counting.legal(voter).labels
+        assert VoteParser(code_compat=True).parse(reply, labels) == "Player 1"
+        assert VoteParser().parse(reply, labels) == "Player 3"
+    with pytest.raises(ParseError, match="names Player 1"):
+        VoteParser(code_compat=True).parse(reply, refusing.legal(0).labels)
+    assert VoteParser(code_compat=True).parse(reply, refusing.legal(1).labels) == "Player 1"
+
+
+def clued_undercover(game: UndercoverGame) -> UndercoverState:
+    state = game.initial_state()
+    while state.phase == "clue":
+        state, _ = state.apply({state.to_act()[0]: "a clue"})
+    return state
 
 
 class Scripted:

@@ -68,9 +68,16 @@ def polite(request: Request) -> str:
     return CLUE
 
 
-def run(tmp_path: Path, games: list[str], lineups: list[Any], **agent: Any) -> RunSummary:
+def run(
+    tmp_path: Path,
+    games: list[str],
+    lineups: list[Any],
+    game_options: dict[str, Any] | None = None,
+    **agent: Any,
+) -> RunSummary:
     config = config_from_dict(
         {
+            "game_options": game_options or {},
             "name": "magic",
             "output": str(tmp_path / "out"),
             "models": [{"model": "scripted/magic-test"}],
@@ -182,6 +189,44 @@ def test_an_unreadable_vote_is_invalid_and_an_abstention(tmp_path: Path, model: 
     assert sorted(voters) == [(0,), (2,)]  # Player 2 abstained: no vote was cast for it
     (outcome,) = rows(tmp_path, "SELECT data FROM events WHERE kind='outcome'")
     assert json.loads(outcome[0])["votes"] == [1, None, 0]
+
+
+SELF_VOTE_REPLIES = {
+    "Player 1": "Player 1 gave a clear clue, so I vote for Player 3.",
+    "Player 2": "I vote for Player 1.",
+    "Player 3": "I vote for Player 2.",
+}
+
+
+@pytest.mark.parametrize(
+    ("self_votes", "votes", "win_flag"),
+    [("count", [0, 0, 1], 0), ("refuse", [None, 0, 1], 2)],
+)
+def test_a_self_vote_read_as_the_code_reads_it_counts_where_the_game_counts_it(
+    tmp_path: Path, model: Scripted, self_votes: str, votes: list[int | None], win_flag: int
+) -> None:
+    """Issue 24 item 1, Undercover setting 0 (Player 1 is the undercover). The code's vote
+    parser reads Player 1's reply as a vote for the first name, Player 1 itself (seed-004 §2).
+    Counted (`self_votes: count`, the code's tally, §3.1's strict plurality) the undercover is
+    caught: win flag 0. Refused (the paper's rule) it is re-asked, then an abstention: 1-1, even
+    votes, win flag 2."""
+
+    def reply(request: Request) -> str:
+        voting = any("Now vote which" in m.content for m in request.messages)
+        return SELF_VOTE_REPLIES[me(request)] if voting else CLUE
+
+    model.reply = reply
+    summary = run(
+        tmp_path,
+        ["undercover/0"],
+        [["magic", "magic", "magic"]],
+        game_options={"undercover": {"self_votes": self_votes}},
+        options={"code_compat": True, "probes": False},
+    )
+    assert (summary.finished, summary.failed) == (1, 0), summary.errors
+    (outcome,) = rows(tmp_path, "SELECT data FROM events WHERE kind='outcome'")
+    data = json.loads(outcome[0])
+    assert (data["spy"], data["votes"], data["win_flag"]) == (0, votes, win_flag)
 
 
 def test_fixed_defenders_replay_the_setting_until_the_challenger_speaks(

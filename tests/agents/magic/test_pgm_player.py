@@ -84,7 +84,7 @@ def test_the_chameleon_vote_is_the_belief_argmax_not_a_contradicting_text(
     m = init_chameleon(0, False)
     for _ in range(3):
         m = update(m, parse_chameleon_analysis(VIEW[0], 0).matrix)
-    assert chameleon_vote(m, 0, False, non_chameleon_skips_self=True) == 1
+    assert chameleon_vote(m, 0, False, allowed=[1, 2]) == 1
     assert votes[0] == 1
     # The text vote was still asked (and answered "Player 3"): one call for the vote.
     vote_calls = [c for c in calls(store, episode, "decision") if c.player == 0][1:]
@@ -194,6 +194,54 @@ def test_the_first_clue_target_follows_the_tie_rule(
     assert asked_text(clue).endswith(
         texts.render("chameleon_clue_non_chameleon", player="Player 1", target_player=target)
     )
+
+
+@pytest.mark.parametrize(("options", "vote"), [({}, 0), ({"code_compat": True}, 2)])
+def test_a_tied_belief_row_votes_the_first_seat_in_the_paper_and_the_last_in_the_code(
+    tmp_path: Path, model: list[Replier], options: dict[str, bool], vote: int
+) -> None:
+    """Issue 24 item 2: Player 2's view raises Players 1 and 3 alike, so its own row stays tied
+    between them. seed-004 §7.2's argmax takes the first (Player 1); the code's `argsort()[-1]`,
+    played with `code_compat`, the last (Player 3)."""
+    model[0] = chameleon()
+    store, episode = play(tmp_path, "chameleon/0", ["magic", "pgm", "magic"], options)
+    (note,) = store.events(episode, "pgm-vote")
+    row = note.data["row"]
+    assert row[0] == row[2] > row[1]
+    assert note.data["belief"] == vote and votes_of(store, episode)[1] == vote
+    assert PgmOptions(**options).tie_rule == ("code" if options else "lowest")
+    assert PgmOptions(ties="code").tie_rule == "code"
+    assert PgmOptions(code_compat=True, ties="lowest").tie_rule == "lowest"
+
+
+SELF_SUSPECT = (
+    "As Player 1,\nI think:\nPlayer 1 is more suspicious, because x\n"
+    "Player 2 is less suspicious, because y\nPlayer 3 is less suspicious, because z"
+)
+
+
+@pytest.mark.parametrize(("self_votes", "vote"), [("count", 0), ("refuse", 1)])
+def test_a_non_chameleon_pgm_seat_may_vote_for_itself_where_the_game_counts_it(
+    tmp_path: Path, model: list[Replier], self_votes: str, vote: int
+) -> None:
+    """Issue 24 item 10, seed-004 §7.2: only the chameleon skips itself. Player 1 (not the
+    chameleon) suspects itself in each of its 3 analyses, so its own row peaks on itself: it
+    votes for itself where the game counts self-votes, and for the best other seat (a tie, the
+    first: Player 2) where the game refuses them."""
+    model[0] = chameleon(lambda s, n: SELF_SUSPECT if s == 0 else VIEW[s])
+    store, episode = play(
+        tmp_path,
+        "chameleon/0",
+        ["pgm", "magic", "magic"],
+        game_options={"chameleon": {"self_votes": self_votes}},
+    )
+    m = init_chameleon(0, False)
+    for _ in range(3):
+        m = update(m, parse_chameleon_analysis(SELF_SUSPECT, 0).matrix)
+    assert int(np.argmax(m[0])) == 0
+    (note,) = store.events(episode, "pgm-vote")
+    assert note.data["row"] == pytest.approx(m[0].tolist())
+    assert note.data["belief"] == vote and votes_of(store, episode)[0] == vote
 
 
 def test_the_matrix_analysis_becomes_the_belief(tmp_path: Path, model: list[Replier]) -> None:

@@ -12,15 +12,17 @@ the column of the owner), and the Undercover self-diagnosis that picks the clue 
 Seats are 0-based (as in `games.social_deduction`). Every function returns a new array.
 
 Ties. The study's code picks its winners with `np.argsort`, whose sort of three values is stable,
-so an exact tie for the largest value goes to the highest seat and one for the smallest to the
-lowest seat; `np.argmax` (used for the diagnosis) takes the lowest. Ties are not rare: a
-non-chameleon's column starts as [0, 1/3, 1/3]. `ties="code"` (the default, the behaviour the
-spec's §7.2 describes from that code) reproduces this; `ties="lowest"` breaks every tie towards
-the lowest seat, as a plain argmax/argmin would.
+so an exact tie for the largest value goes to the highest seat (`argsort()[-1]`) and one for the
+smallest to the lowest seat; `np.argmax` (used for the diagnosis) takes the lowest. Ties are not
+rare: a non-chameleon's column starts as [0, 1/3, 1/3]. `ties="code"` reproduces the code;
+`ties="lowest"` breaks every tie towards the lowest seat, as the "argmax"/"argmin" §7.2 writes
+would (numpy's, the first index). The PGM player plays "lowest" in the paper variant and "code"
+with `code_compat` (`pgm_player.PgmOptions.tie_rule`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -100,7 +102,11 @@ def update(m: ArrayLike, factor: ArrayLike, factor_scale: float = FACTOR_SCALE) 
 
 def _pick(values: Matrix, exclude: int | None, largest: bool, ties: Ties) -> int:
     """The seat with the largest (or smallest) value, `exclude` left out, ties broken by `ties`."""
-    seats = [i for i in range(len(values)) if i != exclude]
+    return _pick_among(values, [i for i in range(len(values)) if i != exclude], largest, ties)
+
+
+def _pick_among(values: Matrix, seats: Sequence[int], largest: bool, ties: Ties) -> int:
+    """The seat of `seats` with the largest (or smallest) value, ties broken by `ties`."""
     best = max(values[i] for i in seats) if largest else min(values[i] for i in seats)
     tied = [i for i in seats if values[i] == best]
     if ties == "code" and largest:
@@ -113,21 +119,28 @@ def chameleon_vote(
     owner: int,
     owner_is_chameleon: bool,
     ties: Ties = "code",
-    non_chameleon_skips_self: bool = False,
+    allowed: Sequence[int] | None = None,
 ) -> int:
     """The PGM vote in Chameleon (seed-004 §7.2, `use_text_vote=False`): argmax of the own row.
 
-    The chameleon skips itself; a non-chameleon does not in the code (its own entry starts at 0
-    and rarely becomes the largest). `non_chameleon_skips_self=True` makes it skip too, for a game
-    that refuses self-votes.
+    Only the chameleon skips itself (§7.2); a non-chameleon does not (its own entry starts at 0
+    and rarely becomes the largest). `allowed` are the seats the game lets the owner vote for
+    (all when None): a game that refuses self-votes leaves the owner out, so the argmax never
+    picks a vote the game would refuse.
 
     Note: the chameleon's analysis template has no first-person block (§6.3), so its own row
     normally gets zero factors only, and its two other entries (0 at first) stay equal: its vote
     is then the tie rule's pick (the higher other seat under `ties="code"`), whatever it wrote.
     """
     own = _row(m, owner)
-    skip = owner if owner_is_chameleon or non_chameleon_skips_self else None
-    return _pick(own, skip, largest=True, ties=ties)
+    seats = range(len(own)) if allowed is None else allowed
+    candidates = [i for i in seats if not (owner_is_chameleon and i == owner)]
+    if not candidates or any(not 0 <= i < len(own) for i in candidates):
+        raise ValueError(
+            f"the seats to vote for must be some of 0..{len(own) - 1}, the chameleon's own left "
+            f"out, got {list(seats)}"
+        )
+    return _pick_among(own, candidates, largest=True, ties=ties)
 
 
 def chameleon_clue_target(

@@ -32,7 +32,9 @@ Options (the agent entry's `options`): those of `magic` (`code_compat`, `wording
   a 3x3 matrix, row j = player j's probabilities, and the normalised matrix becomes M (§7.1's
   case figure: M is "normalized into scale of 0 to 1"). It changes the Chameleon analysis only,
   the one the study compared the two styles on; the other games keep their text analyses;
-- `ties` ("code"): how M's ties are broken (`belief`: the code's argsort rule, or "lowest");
+- `ties` (none): how M's ties are broken (`belief`): "lowest" (the first index, as §7.2's
+  "argmax" reads in numpy), "code" (the code's `argsort()[-1]`: the last index of a tied
+  largest value), or none: "lowest" in the paper variant, "code" with `code_compat`;
 - `undercover_clue` ("belief"): what picks the Undercover clue prompt: "belief" the self-
   diagnosis of M (§7.2, template and target), "text" the code's own rule (the template from
   the text self-diagnosis, the target from M: `belief.undercover_clue_target_code`);
@@ -82,9 +84,17 @@ class PgmOptions(MagicOptions):
     vote_by_belief: bool = True
     text_vote: bool = True
     analysis: Literal["text", "matrix"] = "text"
-    ties: Ties = "code"
+    ties: Ties | None = None
     undercover_clue: Literal["belief", "text"] = "belief"
     code_quirks: bool = False
+
+    @property
+    def tie_rule(self) -> Ties:
+        """`ties`, or the variant's rule when unset: seed-004 §7.2's argmax (the first index) in
+        the paper variant, the code's `argsort()[-1]` (the last) with `code_compat`."""
+        if self.ties is not None:
+            return self.ties
+        return "code" if self.code_compat else "lowest"
 
 
 class PgmPlayer(MagicPlayer):

@@ -8,9 +8,9 @@ view demo appended to the global prompt; the answer is read line by line into F 
 reading, `analysis_parse.parse_chameleon_analysis`). Only its latest analysis goes back into its
 later calls (its clue and the §6.1 probes; not its vote, as in the code). At its clue it gets
 the clue prompt naming the target of `belief.chameleon_clue_target`, with the clue demo. Its
-vote is the argmax of its own row (`belief.chameleon_vote`); this game refuses self-votes, so a
-non-chameleon skips itself too (the code let it vote for itself, which its initial 0 makes
-rare).
+vote is the argmax of its own row (`belief.chameleon_vote`) over the seats the game lets it vote
+for: only the chameleon skips itself (§7.2), and a non-chameleon may vote for itself where the
+game counts self-votes (`self_votes="count"`, the code's tally), not where it refuses them.
 
 Undercover (§7.3): an analysis is two calls with `single_history=True` (one user message with
 the clues embedded, no system prompt, no history): the is_undercover question, then the
@@ -187,7 +187,7 @@ class ChameleonPipeline(Pipeline):
     async def _clue(self, obs: ChameleonObservation) -> Decision:
         player, seat = self.player, obs.player
         target = chameleon_clue_target(
-            self.matrix(obs), seat, obs.is_chameleon, player.options.ties
+            self.matrix(obs), seat, obs.is_chameleon, player.options.tie_rule
         )
         request = chameleon_clue_request(seat, target, obs.is_chameleon)
         turn = replace(player.turn(obs), request=request)
@@ -202,15 +202,14 @@ class ChameleonPipeline(Pipeline):
         so Judgment can score either (§6.2)."""
         player, seat = self.player, obs.player
         m = self.matrix(obs)
-        choice = chameleon_vote(
-            m, seat, obs.is_chameleon, player.options.ties, non_chameleon_skips_self=True
-        )
+        space = obs.legal
+        labels = space.labels if isinstance(space, Choice) else ()
+        allowed = [seat_of(label) for label in labels]
+        choice = chameleon_vote(m, seat, obs.is_chameleon, player.options.tie_rule, allowed)
         label = seat_name(choice)
         note: dict[str, Any] = {"belief": choice, "text": None, "row": [float(x) for x in m[seat]]}
         if not player.options.text_vote:
             return Decision(label, notes={VOTE_NOTE: note})
-        space = obs.legal
-        labels = space.labels if isinstance(space, Choice) else ()
         said = await player.ask(obs, player.turn(obs), labels, "decision")
         if said.valid and isinstance(said.action, str):
             note["text"] = seat_of(said.action)
@@ -282,7 +281,7 @@ class UndercoverPipeline(Pipeline):
 
     def _clue_request(self, obs: UndercoverObservation) -> tuple[str, Verdict, int | None]:
         """The clue prompt of the self-diagnosis (`undercover_clue`), its verdict and target."""
-        seat, ties = obs.player, self.player.options.ties
+        seat, ties = obs.player, self.player.options.tie_rule
         if self.player.options.undercover_clue == "belief":
             found = undercover_diagnosis(self.belief, seat, ties=ties)
             verdict, target = found.verdict, found.target

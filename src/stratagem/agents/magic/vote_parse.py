@@ -4,7 +4,7 @@ Strict (the default): a reply counts only if it names exactly one legal option i
 request asked for; anything else raises `ParseError` with a hint, so the caller re-asks
 (`parsing.decide_with_reasks`) and finally records the decision invalid. Nothing is defaulted.
 
-Code-compat (seed-004 §2, §3.4, §3.5, the `magic_code_compat` idea): the study code's own readings,
+Code-compat (seed-004 §2, §3.4, §3.5, the agents' `code_compat`): the study code's own readings,
 which never re-ask and partly default ("anything else is D", a missing contribution is 0). They
 are plain functions returning what the code would have read (None where the code crashed or
 asked a gpt-3.5-turbo helper, §10.8), and `*Parser` wrappers adapt both modes to the house's
@@ -164,7 +164,8 @@ _CODE_VOTES: dict[VoteRule, Callable[[str], str | None]] = {
 class VoteParser:
     """A vote among `labels` (the legal players' names). `code_compat` reads as the code's
     `rule` does, refusing only a reading the game cannot play (nothing named, or an illegal name
-    such as oneself, which the code would have counted)."""
+    such as oneself where the game refuses self-votes; the code counted them, which the social
+    games' `self_votes="count"` plays)."""
 
     code_compat: bool = False
     rule: VoteRule = "social"
