@@ -18,9 +18,12 @@ from stratagem.agents.tradecraft_tools import (
     possible_recipes,
     run_tool,
 )
+from stratagem.games.spaces import IllegalAction
 from stratagem.games.tradecraft import TradecraftGame
-from stratagem.games.tradecraft_actions import CraftSpace
+from stratagem.games.tradecraft_actions import MAX_CRAFT_ITEMS, CraftSpace, OverBound, craft_items
+from stratagem.games.tradecraft_rules import to_fraction
 
+M = "minecraft:"
 GAME = TradecraftGame(0)
 RULES = GAME.rules
 HAND0, HAND1 = GAME.hands
@@ -181,3 +184,100 @@ def test_injected_arguments_never_change_the_hand(arguments: Any) -> None:
         answer = run_tool(name, arguments, RULES, HAND1, bench)
         assert not answer.ok and answer.error and len(answer.content) < 500
     assert bench.hand == before and bench.crafts == [] and bench.action() == "[]"
+
+
+# -- one set of rules for the tool and the engine (issue 24 items 11, 12) -------------------------
+
+IRON = M + "raw_iron"
+FUELS = sorted(RULES.fuel)[:16]
+
+
+def seventeen_inputs() -> dict[str, str]:
+    """1 raw_iron smelted with its 1/8 coal of fuel paid by 16 different fuels (§2.3: "a tag
+    input may be covered by mixing member items"; fuel likewise, §2.2), 1/128 unit each."""
+    share = RULES.options.fuel_per_craft / len(FUELS)
+    return {IRON: "1"} | {f: str(share / RULES.fuel_units(f)) for f in FUELS}
+
+
+def engine_verdict(hand: dict[str, Fraction], inputs: Any, output: Any) -> bool:
+    space = CraftSpace(hand=tuple(sorted(hand.items())), rules=RULES)
+    try:
+        space.validate(json.dumps([{"input": inputs, "output": output}]))
+    except IllegalAction:
+        return False
+    return True
+
+
+def test_a_craft_of_seventeen_inputs_is_legal_for_the_tool_and_the_engine() -> None:
+    inputs = seventeen_inputs()
+    assert len(inputs) == 17 and IRON not in FUELS
+    hand = {item: Fraction(1) for item in inputs}
+    assert RULES.check(hand, inputs, {M + "iron_ingot": 1}).ok  # the rules accept it
+    bench = CraftBench(RULES, hand)
+    answer = bench.check(inputs, {"iron_ingot": 1})
+    assert answer.ok, answer.content  # was "code 1 (invalid recipe): ... 1 to 16 item"
+    assert bench.apply().ok
+    assert CraftSpace(hand=tuple(sorted(hand.items())), rules=RULES).validate(bench.action())
+
+
+def test_the_size_bound_is_one_bound_reported_as_a_bound() -> None:
+    # Every legal request fits: the widest is a cooking recipe fed by every fuel.
+    widest = max(
+        len(
+            frozenset().union(*(s.items for s in r.slots))
+            | (RULES.fuel.keys() if r.fuel else set())
+        )
+        for r in RULES.recipes
+    )
+    assert widest <= MAX_CRAFT_ITEMS
+    names = [a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "abcdefghijklmnopqrstuvwxyz"]
+    over = dict.fromkeys(names[: MAX_CRAFT_ITEMS + 1], 1)
+    bench = CraftBench(RULES, HAND1)
+    answer = bench.check(over, {"stick": 1})
+    assert (answer.ok, answer.error) == (False, "over_bound")
+    assert "code 1" not in answer.content and "size bound" in answer.content
+    space = CraftSpace(hand=tuple((i, Fraction(n)) for i, n in HAND1.items()), rules=RULES)
+    with pytest.raises(OverBound, match="size bound"):  # the engine: the same bound, same check
+        space.validate(json.dumps([{"input": over, "output": {"stick": 1}}], separators=(",", ":")))
+    with pytest.raises(OverBound):
+        craft_items(over, "input")
+
+
+@pytest.mark.parametrize(
+    "coal",
+    ["1/8", "0.125", 0.125, " 1/8 ", "0.1250000000000", "2/16", "1/" + "0" * 31, "1e-1",
+     "Infinity", "NaN", "0.12 5", "1/0", True, 10**31, "¹/8"],
+)  # fmt: skip
+def test_the_tool_and_the_engine_read_amounts_alike(coal: Any) -> None:
+    """One amount parser: "0.1250000000000" (13 decimals) passed the engine and not the tool;
+    Infinity crashed the engine (OverflowError) where the tool refused it."""
+    hand = {IRON: Fraction(1), M + "coal": Fraction(1)}
+    inputs = {"raw_iron": 1, "coal": coal}
+    if coal in ("Infinity", "NaN"):
+        inputs["coal"] = float(coal.lower().replace("infinity", "inf"))
+    tool = CraftBench(RULES, hand).check(inputs, {"iron_ingot": 1}).ok
+    assert tool == engine_verdict(hand, inputs, {"iron_ingot": 1})
+    assert tool == (to_fraction_or_none(coal) == Fraction(1, 8))
+
+
+def to_fraction_or_none(value: Any) -> Fraction | None:
+    try:
+        return to_fraction(value)
+    except ValueError:
+        return None
+
+
+def test_the_bench_stops_before_the_move_outgrows_the_engine() -> None:
+    """The engine refuses a craft move over its text bound; the bench refuses the apply that
+    would make it so, and what it submits is always a move the engine takes."""
+    hand = {M + "oak_planks": Fraction(40)}
+    bench = CraftBench(RULES, hand)
+    refused = None
+    for _ in range(80):
+        assert bench.check({"oak_planks": "1/2"}, {"stick": 1}).ok
+        if not (answer := bench.apply()).ok:
+            refused = answer
+            break
+    assert refused is not None and refused.error == "too_many"
+    space = CraftSpace(hand=tuple(hand.items()), rules=RULES)
+    assert space.validate(bench.action()) == bench.action()

@@ -3,15 +3,15 @@
 `craft_recipe_check` / `craft_recipe_apply`, then `craft_done` (§2.3).
 
 Answers are text built from the rules module's exact checks, so what a tool accepts the game
-accepts (`CraftBench.action` is the craft move). Arguments are untrusted model output: any shape
-gets an error answer, never an exception, and only a passed check then apply changes a hand.
+accepts (`CraftBench.action` is the craft move): a check reads its items with the engine's own
+`craft_items` (one amount parser, one size bound, answered as a bound, never as an invalid
+recipe). Arguments are untrusted model output: any shape gets an error answer, never an
+exception, and only a passed check then apply changes a hand.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,7 +19,17 @@ from typing import Any
 
 from stratagem.games import tradecraft_actions
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import PREFIX, Craft, amount_text, describe, item_name
+from stratagem.games.tradecraft_actions import (
+    MAX_NAME,
+    PREFIX,
+    Craft,
+    CraftSpace,
+    OverBound,
+    amount_text,
+    craft_items,
+    describe,
+    item_name,
+)
 from stratagem.games.tradecraft_rules import (
     OK,
     Recipe,
@@ -27,16 +37,11 @@ from stratagem.games.tradecraft_rules import (
     TradecraftRules,
     apply_craft,
     floor_hand,
-    to_fraction,
 )
 from stratagem.llm.types import Tool
 
 # Answers stay bounded (§2.6): recipes per item_info section, members per tag, recipes listed.
 LIST_CAP, TAG_CAP, RECIPES_CAP = 12, 6, 30
-# Checked arguments stay bounded: items per side, name length, amounts. No exponents: Fraction
-# would build 10**99999999 from "1e99999999".
-MAX_ITEMS, MAX_NAME, MAX_AMOUNT = 16, 100, 10**12
-_NUMBER = re.compile(r"\s*[+-]?\d{1,12}(\.\d{1,12})?(/\d{1,12})?\s*")
 
 ITEM_INFO = Tool(
     "item_info",
@@ -224,31 +229,6 @@ def _failed(error: str, content: str) -> ToolAnswer:  # error: a short code, e.g
     return ToolAnswer(content, False, error)
 
 
-def _amount(value: Any) -> Fraction:
-    """A bounded exact amount: untrusted text must not make Fraction build 10**99999999."""
-    text_ok = not isinstance(value, str) or _NUMBER.fullmatch(value)
-    finite = not isinstance(value, float) or math.isfinite(value)
-    if not (isinstance(value, int | float | str) and text_ok and finite):
-        raise ValueError(f"not an amount: {str(value)[:40]!r}")
-    amount = to_fraction(value)
-    if abs(amount) > MAX_AMOUNT or amount.denominator > MAX_AMOUNT:
-        raise ValueError(f"amount out of range: {str(value)[:40]}")
-    return amount
-
-
-def _items(raw: Any, what: str) -> dict[str, Fraction]:
-    if not isinstance(raw, Mapping) or not raw or len(raw) > MAX_ITEMS:
-        raise ValueError(f"{what} must be an object of 1 to {MAX_ITEMS} item: amount pairs")
-    out: dict[str, Fraction] = {}
-    for name, value in raw.items():
-        if len(item := item_name(name)) > MAX_NAME:
-            raise ValueError(f"item name over {MAX_NAME} characters")
-        if item in out:
-            raise ValueError(f"{item} is listed twice in the {what}")
-        out[item] = _amount(value)
-    return out
-
-
 class CraftBench:
     """One player's craft phase: check / apply / done over its hand (§2.3 two-step flow)."""
 
@@ -276,8 +256,11 @@ class CraftBench:
             return closed
         self.checks += 1
         try:
-            given, wanted = _items(inputs, "input"), _items(output, "output")
-        except (ValueError, IllegalAction) as error:
+            given, wanted = dict(craft_items(inputs, "input")), dict(craft_items(output, "output"))
+        except OverBound as error:  # the engine's bound: not a judgement of the recipe
+            self.errors += 1
+            return _failed("over_bound", f"refused by a size bound, not a recipe check: {error}")
+        except IllegalAction as error:
             self.errors += 1
             return _failed("bad_arguments", f"code 1 (invalid recipe): {error}")
         result = self.rules.check(self.hand, given, wanted)
@@ -305,6 +288,9 @@ class CraftBench:
         if len(self.crafts) >= self.max_crafts:
             self.errors += 1
             return _failed("too_many", f"at most {self.max_crafts} crafts in one craft phase")
+        if len(_move([*self.crafts, passed.as_json()])) > CraftSpace.max_chars:
+            self.errors += 1  # the engine's bound on a craft move's text
+            return _failed("too_many", "the crafts this turn would be over the move's size bound")
         inputs, output = dict(passed.inputs), dict(passed.output)
         # it still fits: the hand changes only here, and every apply clears the passed check
         self.hand = apply_craft(self.hand, inputs, output)
@@ -326,7 +312,11 @@ class CraftBench:
 
     def action(self) -> str:
         """The CraftSpace action text for the applied crafts (its canonical form)."""
-        return json.dumps(self.crafts, sort_keys=True, separators=(",", ":"))
+        return _move(self.crafts)
+
+
+def _move(crafts: list[dict[str, Any]]) -> str:
+    return json.dumps(crafts, sort_keys=True, separators=(",", ":"))
 
 
 def _item_info(rules: TradecraftRules, _: Any, args: Mapping[str, Any]) -> ToolAnswer:

@@ -168,10 +168,14 @@ def _tradecraft(
     scoring: str = "game_init",
     first_proposer: int = 0,
     fuel_per_craft: str | int = "1/8",
+    fractional_amounts: bool = False,
 ) -> TradecraftGame:
     # seed-002 §2.4, §3.3: `tradecraft/<k>` is instance k of the 40-instance study set; the
     # experiment file's `rounds` is the turn limit (§2.7: 15, "study"; 30 as a sensitivity check).
-    return TradecraftGame(setting, rounds, scoring, first_proposer, fuel_per_craft)
+    # `fractional_amounts`: may a proposal trade fractions (§2.6 says only "> 0"; default no).
+    return TradecraftGame(
+        setting, rounds, scoring, first_proposer, fuel_per_craft, fractional_amounts
+    )
 
 
 def _ultimatum(pie: int = 100) -> UltimatumGame:

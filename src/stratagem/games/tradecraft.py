@@ -25,7 +25,7 @@ stored as fields of utterances and never read by the engine. Invalid replies fal
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -38,11 +38,13 @@ from stratagem.games.spaces import Action, ActionSpace, IllegalAction
 from stratagem.games.tradecraft_actions import (
     EMPTY_PROPOSAL,
     REJECT,
+    Counts,
     CraftSpace,
     DecisionSpace,
-    Items,
     Proposal,
     ProposalSpace,
+    amount_text,
+    counts_json,
     describe,
 )
 from stratagem.games.tradecraft_rules import CraftOptions, floor_hand, load_rules, to_fraction
@@ -61,6 +63,14 @@ SCORING: dict[str, dict[str, tuple[float, float]]] = {
 """Per outcome: (a winner's points, a non-winner's points)."""
 
 TURN_BEGINS = "### Turn {turn} of {max_turn} begins."  # §2.5 [R], verbatim
+
+Holding = dict[str, int | Fraction]
+"""A hand: whole counts, except in a craft phase after a trade of fractional amounts."""
+
+
+def _hands_json(hands: Sequence[Mapping[str, int | Fraction]]) -> list[dict[str, int | str]]:
+    """Hands as an event holds them: counts as ints, fractions as "p/q" (`amount_text`)."""
+    return [{i: amount_text(Fraction(a)) for i, a in h.items()} for h in hands]
 
 
 def _whole(hand: Mapping[str, Any]) -> dict[str, int]:
@@ -84,7 +94,10 @@ class TradecraftGame(Game):
     `scripts/tradecraft_instances.py`); `max_turn` the turn
     limit (§2.7: 15, 30 as a sensitivity check); `scoring` a key of `SCORING`; `first_proposer`
     the seat proposing in turn 1 (§12.3: unspecified); `fuel_per_craft` the fuel one smelt
-    needs (§2.2: 1/8 coal)."""
+    needs (§2.2: 1/8 coal); `fractional_amounts` whether a proposal may trade fractional
+    amounts (§2.6 says only "each listed amount > 0"; [A] default False: whole counts, as hands
+    are whole at trade time, §2.3). Allowed, a trade may leave fractions in a hand for the craft
+    phase, floored at its end like any craft's (§2.3)."""
 
     n_players = 2
     name = "tradecraft"
@@ -96,8 +109,14 @@ class TradecraftGame(Game):
         scoring: str = "game_init",
         first_proposer: int = 0,
         fuel_per_craft: str | int = "1/8",
+        fractional_amounts: bool = False,
     ) -> None:
         self.rules = load_rules(CraftOptions(fuel_per_craft=to_fraction(fuel_per_craft)))
+        if not isinstance(fractional_amounts, bool):
+            raise StratagemError(
+                f"tradecraft: fractional_amounts must be true or false, got {fractional_amounts!r}"
+            )
+        self.fractional_amounts = fractional_amounts
         instances = settings_data.settings(INSTANCES)
         if isinstance(instance, bool) or not isinstance(instance, int):
             raise StratagemError(f"tradecraft: instance must be an integer, got {instance!r}")
@@ -127,11 +146,12 @@ class TradecraftGame(Game):
 
     def initial_state(self, seed: int = 0) -> TradecraftState:
         opening: list[Event] = [moderator(TURN_BEGINS.format(turn=1, max_turn=self.max_turn))]
-        opening.append(Event("hands", {"hands": [dict(h) for h in self.hands], "round": 1}))
+        opening.append(Event("hands", {"hands": _hands_json(self.hands), "round": 1}))
         for p, target in enumerate(self.targets):  # §2.1: targets are private
             text = f"Your target is to craft {describe(target)}."
             opening.append(moderator(text, frozenset({p})))
-        return TradecraftState(self, 1, PROPOSAL, self.hands, log=tuple(opening))
+        hands: tuple[Holding, ...] = tuple(dict(h) for h in self.hands)
+        return TradecraftState(self, 1, PROPOSAL, hands, log=tuple(opening))
 
 
 @dataclass(frozen=True)
@@ -145,7 +165,8 @@ class TradecraftObservation(Observation):
     """The turn index (§2.5 [R] turn_index, 1-based)."""
     max_turn: int = DEFAULT_MAX_TURN
     proposer: int = 0
-    hands: tuple[dict[str, int], ...] = ()
+    hands: tuple[Holding, ...] = ()
+    """Public; fractions only in a craft phase after a fractional trade (`fractional_amounts`)."""
     target: dict[str, int] = field(default_factory=dict)
     proposal: dict[str, Any] | None = None
     """The pending proposal ({"from", "to", "offer", "request", "message"}), in the decision."""
@@ -158,7 +179,7 @@ class TradecraftState(State):
     game: TradecraftGame
     turn: int
     phase: str
-    hands: tuple[dict[str, int], ...]
+    hands: tuple[Holding, ...]
     pending: Proposal | None = None
     outcome: str | None = None
     winners: tuple[int, ...] = ()
@@ -192,7 +213,11 @@ class TradecraftState(State):
             raise IllegalAction(f"phase_error: player {player} does not act in the {self.phase}")
         if self.phase == PROPOSAL:
             own, other = self.hands[player], self.hands[1 - player]
-            return ProposalSpace(own=tuple(own.items()), partner=tuple(other.items()))
+            return ProposalSpace(  # hands are whole here: floored at craft_done (§2.3)
+                own=tuple((i, int(a)) for i, a in own.items()),
+                partner=tuple((i, int(a)) for i, a in other.items()),
+                fractional=self.game.fractional_amounts,
+            )
         if self.phase == DECISION:
             return DecisionSpace()
         hand = tuple((i, Fraction(a)) for i, a in self.hands[player].items())
@@ -226,8 +251,8 @@ class TradecraftState(State):
             pending = {
                 "from": self.proposer,
                 "to": self.partner,
-                "offer": dict(self.pending.offer),
-                "request": dict(self.pending.request),
+                "offer": counts_json(self.pending.offer),
+                "request": counts_json(self.pending.request),
                 "message": self.pending.message,
             }
         return TradecraftObservation(
@@ -278,8 +303,8 @@ class TradecraftState(State):
             self.turn,
             frozenset({p, q}),  # §2.5: a rejected proposal is seen by no one else
             partner=q,
-            offer=dict(proposal.offer),
-            request=dict(proposal.request),
+            offer=counts_json(proposal.offer),
+            request=counts_json(proposal.request),
             message=proposal.message,
         )
         return self._step([event], phase=DECISION, pending=proposal)
@@ -307,7 +332,7 @@ class TradecraftState(State):
         hands = self.hands
         if decision.accept:
             hands = _trade(self.hands, p, self.pending.offer, self.pending.request)
-            offer, request = dict(self.pending.offer), dict(self.pending.request)
+            offer, request = counts_json(self.pending.offer), counts_json(self.pending.request)
             events.append(
                 Event(
                     "trade",
@@ -322,11 +347,11 @@ class TradecraftState(State):
             )
             events.append(
                 moderator(
-                    f"Trade: {seat_name(p)} gave {describe(offer)} to {seat_name(q)} for "
-                    f"{describe(request)}."
+                    f"Trade: {seat_name(p)} gave {describe(self.pending.offer)} to "
+                    f"{seat_name(q)} for {describe(self.pending.request)}."
                 )
             )
-            events.append(Event("hands", {"hands": [dict(h) for h in hands], "round": self.turn}))
+            events.append(Event("hands", {"hands": _hands_json(hands), "round": self.turn}))
         else:  # [R]: only "proposal_rejected" with the proposer's name is broadcast
             events.append(Event("proposal_rejected", {"proposer": p, "round": self.turn}))
             events.append(moderator(f"{seat_name(p)}'s proposal was rejected."))
@@ -335,12 +360,12 @@ class TradecraftState(State):
 
     def _craft(self, actions: Mapping[int, str]) -> tuple[TradecraftState, list[Event]]:
         events: list[Event] = []
-        after: list[dict[str, int]] = []
+        after: list[Holding] = []
         for player in (0, 1):
             space = self.legal(player)
             assert isinstance(space, CraftSpace)
             crafts, hand = space.run(actions[player])
-            floored = dict(sorted(floor_hand(hand).items()))  # §2.3: leftovers are lost
+            floored: Holding = dict(sorted(floor_hand(hand).items()))  # §2.3: leftovers lost
             lost = {
                 i: str(a - floored.get(i, 0)) for i, a in hand.items() if a != floored.get(i, 0)
             }
@@ -359,7 +384,7 @@ class TradecraftState(State):
             )
             after.append(floored)
         hands = tuple(after)
-        events.append(Event("hands", {"hands": [dict(h) for h in hands], "round": self.turn}))
+        events.append(Event("hands", {"hands": _hands_json(hands), "round": self.turn}))
         nxt = replace(self, hands=hands)
         winners = tuple(p for p in (0, 1) if nxt.holds_target(p))
         if winners:
@@ -377,7 +402,7 @@ class TradecraftState(State):
     def _end(
         self,
         events: list[Event],
-        hands: tuple[dict[str, int], ...],
+        hands: tuple[Holding, ...],
         outcome: str,
         winners: tuple[int, ...],
     ) -> tuple[TradecraftState, list[Event]]:
@@ -387,7 +412,7 @@ class TradecraftState(State):
             "winners": list(winners),
             "turns": self.turn,
             "payoffs": list(end.payoffs()),
-            "hands": [dict(h) for h in hands],
+            "hands": _hands_json(hands),
             "targets": [dict(t) for t in self.game.targets],
         }
         events.append(Event(OUTCOME, record, HIDDEN))
@@ -395,8 +420,8 @@ class TradecraftState(State):
 
 
 def _trade(
-    hands: tuple[dict[str, int], ...], proposer: int, offer: Items, request: Items
-) -> tuple[dict[str, int], ...]:
+    hands: tuple[Holding, ...], proposer: int, offer: Counts, request: Counts
+) -> tuple[Holding, ...]:
     """Both hands after an accepted trade (§2.5): the proposer gives `offer`, gets `request`."""
     new = [dict(h) for h in hands]
     for giver, items in ((proposer, offer), (1 - proposer, request)):

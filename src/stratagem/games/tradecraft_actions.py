@@ -7,8 +7,10 @@ canonical form (sorted keys, compact separators, "minecraft:" names, amounts as 
 "p/q" strings), so equal actions compare equal as strings.
 
 - proposal: `{"offer": {item: n}, "request": {item: n}, "message": "..."}`; amounts are positive
-  integers (hands are whole at trade time: flooring, §2.3), the proposer holds every offered
-  amount and the partner every requested one; empty offer/request allowed ([R], §2.6).
+  (§2.6: "> 0") whole counts, an integral number such as 1.0 being the count 1 (hands are whole
+  at trade time: flooring, §2.3); fractional amounts only under the game's `fractional_amounts`
+  option (the spec is silent on them); the proposer holds every offered amount and the partner
+  every requested one; empty offer/request allowed ([R], §2.6).
 - decision: `{"decision": "accept" | "reject", "message": "..."}` (the bare words also parse).
 - crafts: `[{"input": {item: amount}, "output": {item: n}}, ...]`, applied in order, each checked
   by the rules module against the hand the previous ones left (`craft_recipe_check` then
@@ -28,15 +30,28 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from stratagem.games.spaces import Action, FreeText, IllegalAction
-from stratagem.games.tradecraft_rules import TradecraftRules, apply_craft, to_fraction
+from stratagem.games.tradecraft_rules import (
+    AmountBound,
+    TradecraftRules,
+    apply_craft,
+    shown_value,
+    to_fraction,
+)
 
 PREFIX = "minecraft:"
 MAX_MESSAGE = 1000
 MAX_CRAFTS = 64
+MAX_CRAFT_ITEMS = 256
+"""The most items one side of a craft may list: a bound on untrusted input, above the widest
+request §2.3 accepts (a cooking recipe whose fuel is paid by every fuel there is: 250 items in
+the packaged rules), so it never refuses a legal recipe."""
+MAX_NAME = 100
 ACCEPT, REJECT = "accept", "reject"
 
 Items = tuple[tuple[str, int], ...]
 """A set of items with counts, sorted by name (hashable, so spaces and proposals are)."""
+Counts = tuple[tuple[str, int | Fraction], ...]
+"""A proposal's items: whole counts as ints, fractions only under `fractional_amounts`."""
 Hand = tuple[tuple[str, Fraction], ...]
 
 
@@ -53,7 +68,7 @@ def amount_text(amount: Fraction) -> int | str:
     return int(amount) if amount.denominator == 1 else str(amount)
 
 
-def describe(items: Mapping[str, Fraction | int] | Items) -> str:
+def describe(items: Mapping[str, Fraction | int] | Counts) -> str:
     """Items for a transcript: "1 coal, 2 raw_iron" ("nothing" when empty)."""
     pairs = items.items() if isinstance(items, Mapping) else items
     text = ", ".join(f"{amount_text(Fraction(a))} {i.removeprefix(PREFIX)}" for i, a in pairs)
@@ -93,34 +108,52 @@ def _message(data: Mapping[str, Any], what: str) -> str:
     return message
 
 
-def _counts(raw: Any, what: str) -> Items:
-    """Whole positive counts by item (a proposal's offer or request)."""
+def _counts(raw: Any, what: str, fractional: bool) -> Counts:
+    """Positive amounts by item (a proposal's offer or request, §2.6 "each listed amount > 0"),
+    read by the one amount parser: an integral amount is a whole count (1.0 and "1" are 1); a
+    fractional one is refused unless the game allows `fractional_amounts`."""
     if not isinstance(raw, dict):
         raise IllegalAction(f"illegal {what}: expected an object of item: count")
-    out: dict[str, int] = {}
+    out: dict[str, int | Fraction] = {}
     for name, value in raw.items():
         item = item_name(name)
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise IllegalAction(f"illegal {what}: {item} count {value!r} is not a positive integer")
+        try:
+            amount = to_fraction(value)
+        except ValueError as error:
+            raise IllegalAction(f"illegal {what}: {item} count: {error}") from None
+        if amount <= 0:
+            raise IllegalAction(f"illegal {what}: {item} count {amount_text(amount)} is not > 0")
+        if amount.denominator != 1 and not fractional:
+            raise IllegalAction(
+                f"illegal {what}: {item} count {amount_text(amount)} is not a whole number "
+                "(this game does not allow fractional_amounts)"
+            )
         if item in out:
             raise IllegalAction(f"illegal {what}: {item} listed twice")
-        out[item] = value
+        out[item] = int(amount) if amount.denominator == 1 else amount
     return tuple(sorted(out.items()))
+
+
+def counts_json(items: Counts) -> dict[str, int | str]:
+    """A proposal's items as JSON holds them (events, the canonical action): `amount_text`."""
+    return {item: amount_text(Fraction(n)) for item, n in items}
 
 
 @dataclass(frozen=True)
 class Proposal:
     """A parsed proposal: what the proposer gives (`offer`) and wants (`request`), §2.5."""
 
-    offer: Items
-    request: Items
+    offer: Counts
+    request: Counts
     message: str = ""
 
     def canonical(self) -> str:
         return json.dumps(
-            {"message": self.message, "offer": dict(self.offer), "request": dict(self.request)},
+            {
+                "message": self.message,
+                "offer": counts_json(self.offer),
+                "request": counts_json(self.request),
+            },
             sort_keys=True,
             separators=(",", ":"),
         )
@@ -140,6 +173,8 @@ class ProposalSpace(FreeText):
     )
     own: Items = ()
     partner: Items = ()
+    fractional: bool = False
+    """The game's `fractional_amounts`: amounts such as "1/2" allowed (default: whole only)."""
 
     def parse(self, action: Action) -> Proposal:
         FreeText.validate(self, action)
@@ -152,8 +187,8 @@ class ProposalSpace(FreeText):
             {"offer", "request", "message"},
             PROPOSAL_EXAMPLE,
         )
-        offer = _counts(data.get("offer", {}), "offer")
-        request = _counts(data.get("request", {}), "request")
+        offer = _counts(data.get("offer", {}), "offer", self.fractional)
+        request = _counts(data.get("request", {}), "request", self.fractional)
         for label, items, hand in (
             ("you", offer, self.own),
             ("your partner", request, self.partner),
@@ -230,19 +265,32 @@ class Craft:
 CRAFTS_EXAMPLE = '[{"input": {"raw_iron": 1, "coal": "1/8"}, "output": {"iron_ingot": 1}}]'
 
 
-def _amounts(raw: Any, what: str) -> tuple[tuple[str, Fraction], ...]:
-    if not isinstance(raw, dict) or not raw:
-        raise IllegalAction(f"illegal craft: {what} must be a non-empty object of item: amount")
+class OverBound(IllegalAction):
+    """A craft refused by a size bound on its input, not by the rules: the tools answer it as a
+    bound, never as "code 1 (invalid recipe)" (§2.3's codes judge recipes)."""
+
+
+def craft_items(raw: Any, what: str) -> tuple[tuple[str, Fraction], ...]:
+    """One side ("input" or "output") of a craft, sorted by item: the one reading that the
+    engine's craft move and the agents' craft tool share (the recipe is the rules' check)."""
+    if not isinstance(raw, Mapping) or not raw:
+        raise IllegalAction(f"illegal craft: the {what} must be a non-empty object of item: amount")
+    if len(raw) > MAX_CRAFT_ITEMS:
+        raise OverBound(f"size bound: a craft's {what} lists at most {MAX_CRAFT_ITEMS} items")
     out: dict[str, Fraction] = {}
     for name, value in raw.items():
         item = item_name(name)
-        try:
-            amount = to_fraction(value)
-        except ValueError:
-            raise IllegalAction(f"illegal craft: {item} amount {value!r} is not a number") from None
+        if len(item) > MAX_NAME:
+            raise OverBound(f"size bound: item names have at most {MAX_NAME} characters")
         if item in out:
             raise IllegalAction(f"illegal craft: {item} listed twice in the {what}")
-        out[item] = amount
+        try:
+            out[item] = to_fraction(value)
+        except AmountBound as error:
+            raise OverBound(f"size bound: {item} {error}") from None
+        except ValueError:
+            shown = shown_value(value)
+            raise IllegalAction(f"illegal craft: {item} amount {shown} is not a number") from None
     return tuple(sorted(out.items()))
 
 
@@ -272,8 +320,8 @@ class CraftSpace(FreeText):
         crafts: list[Craft] = []
         for k, raw in enumerate(data, 1):
             entry = _keys(raw, f"craft {k}", {"input", "output"}, CRAFTS_EXAMPLE)
-            inputs = _amounts(entry.get("input"), "input")
-            output = _amounts(entry.get("output"), "output")
+            inputs = craft_items(entry.get("input"), "input")
+            output = craft_items(entry.get("output"), "output")
             check = self.rules.check(hand, dict(inputs), dict(output))
             if not check.ok:
                 raise IllegalAction(f"illegal craft {k} (code {check.code}): {check.reason}")

@@ -32,10 +32,11 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -106,29 +107,56 @@ class CraftCheck:
         return self.code == OK
 
 
-AMOUNT_TEXT = re.compile(r"[+-]?\d{1,30}(\.\d{1,30})?(/\d{1,30})?")
-"""An amount written as text: an integer, a decimal or a fraction, of bounded length."""
+MAX_DIGITS = 30
+MAX_AMOUNT = 10**MAX_DIGITS
+AMOUNT_TEXT = re.compile(r"[+-]?\d{1,30}(\.\d{1,30}|/\d{1,30})?")
+"""An amount written as text: an integer, a decimal or a fraction, each part of at most
+`MAX_DIGITS` decimal digits (as Fraction reads them, "١" too; "²" is none, though
+"²".isdigit() holds)."""
 
 
-def to_fraction(value: Amount | float | Decimal) -> Fraction:
-    """An amount as an exact Fraction: ints, Fractions, "3/8" or "0.125" strings.
+class AmountBound(ValueError):
+    """An amount refused by the size bound, not as unreadable."""
 
-    A float is read through its shortest decimal form (0.1 -> 1/10), which is what a player who
-    wrote 0.1 meant; booleans are refused (they are ints to Python, never amounts).
+
+def to_fraction(value: object) -> Fraction:
+    """TradeCraft's one amount parser: the engine's crafts and proposals, the agents' craft tools
+    and the game's options all read amounts here, so they accept and refuse the same values.
+
+    An exact Fraction from an int, a Fraction, a finite float or text ("3", "0.125", "3/8"),
+    with its size and its denominator bounded by `MAX_AMOUNT` (untrusted text must not make Fraction
+    build 10**99999999: no exponents in text). A float is read through its shortest decimal form
+    (0.1 -> 1/10), which is what a player who wrote 0.1 meant; booleans are refused (they are
+    ints to Python, never amounts). Whether an amount may be negative, zero or fractional is the
+    caller's rule, not the parser's.
     """
+    amount: Fraction
     if isinstance(value, bool):
-        raise ValueError(f"not an amount: {value!r}")
+        raise ValueError(f"not an amount: {shown_value(value)}")
     if isinstance(value, Fraction | int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(Decimal(repr(value)))
-    text = str(value).strip()
-    if not AMOUNT_TEXT.fullmatch(text):  # no exponents: "1e99999999" would build a huge int
-        raise ValueError(f"not an amount: {value!r}")
+        amount = Fraction(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"not an amount: {shown_value(value)}")
+        amount = Fraction(Decimal(repr(value)))
+    elif isinstance(value, str) and AMOUNT_TEXT.fullmatch(text := value.strip()):
+        try:
+            amount = Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"not an amount: {shown_value(value)}") from None
+    else:
+        raise ValueError(f"not an amount: {shown_value(value)}")
+    if abs(amount) > MAX_AMOUNT or amount.denominator > MAX_AMOUNT:
+        raise AmountBound(f"amount out of range (beyond 10**{MAX_DIGITS})")
+    return amount
+
+
+def shown_value(value: object) -> str:
+    """A bounded repr of untrusted input (a long int's repr may even raise)."""
     try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError, InvalidOperation):
-        raise ValueError(f"not an amount: {value!r}") from None
+        return repr(value)[:40]
+    except ValueError:
+        return type(value).__name__
 
 
 class TradecraftRules:

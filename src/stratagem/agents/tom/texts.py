@@ -98,7 +98,7 @@ def hand_text(hand: Mapping[str, int | Fraction]) -> str:
     return describe(dict(sorted(hand.items())))
 
 
-def hands_text(names: Sequence[str], hands: Sequence[Mapping[str, int]]) -> str:
+def hands_text(names: Sequence[str], hands: Sequence[Mapping[str, int | Fraction]]) -> str:
     return "\n".join(f"- {name}: {hand_text(h)}" for name, h in zip(names, hands, strict=True))
 
 
