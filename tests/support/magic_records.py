@@ -105,12 +105,15 @@ def dilemma(
     challenger: str = ENTITY,
     setting: int = 0,
     repetition: int = 0,
+    replies: Sequence[Sequence[str | None]] = (),
 ) -> MagicGame:
-    """A PD game; `moves` are the challenger's per round, the defenders always cooperate."""
+    """A PD game; `moves` are the challenger's per round, the defenders always cooperate;
+    `replies[r]`, if given, are round r's first replies per seat."""
     rounds = tuple(
         PDRound(
             moves=tuple(m if k == seat else "C" for k in range(3)),
             invalid=tuple(k == seat and r in invalid_rounds for k in range(3)),
+            replies=tuple(replies[r]) if replies else (),
         )
         for r, m in enumerate(moves)
     )
@@ -139,11 +142,13 @@ def public_good(
     challenger: str = ENTITY,
     setting: int = 0,
     repetition: int = 0,
+    replies: Sequence[Sequence[str | None]] = (),
 ) -> MagicGame:
     rounds = tuple(
         PGRound(
             contributions=tuple(float(x) for x in c),
             invalid=tuple(k == seat and r in invalid_rounds for k in range(3)),
+            replies=tuple(replies[r]) if replies else (),
         )
         for r, c in enumerate(contributions)
     )

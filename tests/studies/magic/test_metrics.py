@@ -146,16 +146,20 @@ def test_all_zero_own_row_points_at_the_first_seat() -> None:
     assert row_argmax((0, 1, 1), ties_wrong=True) is None
 
 
-def test_unparsable_beliefs_are_wrong_or_zeros() -> None:
+def test_an_unparsable_belief_answer_is_an_all_zero_f_by_default() -> None:
+    # issue 24 item 4, seed-004 §6.3: "argmax of an all-zero row is 0", in both variants.
     game = social(beliefs=[(F0, None, F2)])
-    # wrong (default): seat 1 has nothing (gold and inter miss, counted); seat 0's inter needs
+    # zeros (default): F1 = zeros. seat 1: gold 0 != 2 miss; inter F1[0] -> 0 vs argmax F0[0] = 2
+    # miss. seat 0: gold hit; inter F0[1] -> 0 = zeros -> 0, F0[2] -> 0 = 0 hit. 2/4
+    assert metric_values([game])["reasoning"] == pytest.approx(0.5)
+    assert metric_values([game], MetricOptions(code_compat=True))["reasoning"] == 0.5
+    # wrong (the option): seat 1 has nothing (gold and inter miss, counted); seat 0's inter needs
     # F1 as the reference: miss. Only seat 0's gold hits: 1/4.
-    assert metric_values([game])["reasoning"] == pytest.approx(0.25)
-    # zeros (the code's parser): F1 = zeros. seat 1: gold 0 != 2 miss; inter F1[0] -> 0 vs
-    # argmax F0[0] = 2 miss. seat 0: gold hit; inter F0[1] -> 0 = zeros -> 0, F0[2] -> 0 = 0 hit.
-    # 2/4
-    zeros = MetricOptions(unparsed_belief="zeros")
-    assert metric_values([game], zeros)["reasoning"] == pytest.approx(0.5)
+    wrong = MetricOptions(unparsed_belief="wrong")
+    assert metric_values([game], wrong)["reasoning"] == pytest.approx(0.25)
+    # A belief answer that is all zeros when it parses scores the same as one that did not.
+    zeros = ((0, 0, 0),) * 3
+    assert metric_values([social(beliefs=[(F0, zeros, F2)])])["reasoning"] == 0.5
 
 
 def test_reasoning_pools_probe_times_and_competitions() -> None:
@@ -199,9 +203,13 @@ def test_deception_paper_counts_wrong_guesses() -> None:
 def test_deception_code_compat_counts_distinct_flags(flags: list[int], ratio: float) -> None:
     # the code: right guesses over the *distinct* flags 0 / 1 seen: only 0 -> 0, both -> 1/2,
     # only 1 -> 1, however many games each
-    compat = MetricOptions(magic_code_compat=True)
-    got = metric_values(_deception_games(flags), compat)["deception"]
-    assert got == pytest.approx(0.5 + 0.25 * ratio)
+    for compat in (MetricOptions(code_compat=True), MetricOptions(deception_guess="code")):
+        got = metric_values(_deception_games(flags), compat)["deception"]
+        assert got == pytest.approx(0.5 + 0.25 * ratio)
+    # set explicitly, the paper's reading wins over the variant
+    paper = MetricOptions(code_compat=True, deception_guess="wrong")
+    expected = metric_values(_deception_games(flags))["deception"]
+    assert metric_values(_deception_games(flags), paper)["deception"] == expected
 
 
 def test_deception_without_any_guess_is_the_spy_term() -> None:
@@ -252,7 +260,7 @@ def test_self_awareness_alpha_weighting_and_code_pooling() -> None:
     a = MetricOptions(alpha=0.5)
     assert metric_values(games, a)["self_awareness"] == pytest.approx(0.75)
     # the code pools: (3 + 2) / (6 + 2)
-    compat = MetricOptions(magic_code_compat=True)
+    compat = MetricOptions(code_compat=True)
     assert metric_values(games, compat)["self_awareness"] == pytest.approx(5 / 8)
     # one game alone: the paper's form needs both games, the pooled one does not
     assert metric_values(games[:1])["self_awareness"] is None
@@ -350,8 +358,43 @@ def test_options_reject_bad_values() -> None:
         MetricOptions(alpha=1.5)
     with pytest.raises(StratagemError, match="payback"):
         MetricOptions(payback="mean")  # type: ignore[arg-type]
+    with pytest.raises(StratagemError, match="decisions must be one of strict, code"):
+        MetricOptions(decisions="lenient")  # type: ignore[arg-type]
     assert MetricOptions().describe() == "defaults"
     assert MetricOptions(fixed_n=20).describe() == "fixed_n=20"
+    assert MetricOptions(decisions="strict").describe() == "defaults"
+
+
+def test_code_compat_switches_every_option_the_paper_and_the_code_read_differently() -> None:
+    code = MetricOptions(code_compat=True).resolved()
+    assert (code.game_count, code.deception_guess, code.self_awareness, code.decisions) == (
+        "code",
+        "code",
+        "pooled",
+        "code",
+    )
+    paper = MetricOptions().resolved()
+    assert (paper.game_count, paper.deception_guess, paper.self_awareness, paper.decisions) == (
+        "played",
+        "wrong",
+        "alpha",
+        "strict",
+    )
+    # the options both variants share keep their defaults
+    assert (code.unparsed_belief, code.chameleon_vote, code.unparsed_share) == (
+        "zeros",
+        "belief",
+        30,
+    )
+    # the caption says what is in force, and what was set against the variant
+    assert MetricOptions(code_compat=True).describe() == (
+        "code_compat=True, game_count='code', deception_guess='code', "
+        "self_awareness='pooled', decisions='code'"
+    )
+    assert MetricOptions(code_compat=True, decisions="strict").describe() == (
+        "code_compat=True, game_count='code', deception_guess='code', "
+        "self_awareness='pooled', decisions='strict'"
+    )
 
 
 def test_records_filled_with_lists_compare_as_tuples() -> None:

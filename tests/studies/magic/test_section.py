@@ -23,6 +23,7 @@ from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.studies.magic import section
 from stratagem.studies.magic.extract import magic_data
 from stratagem.studies.magic.metrics import metric_values
+from stratagem.studies.magic.options import MetricOptions
 
 SECTION = re.compile(r'<section id="magic">(.*?)</section>', re.DOTALL)
 
@@ -51,7 +52,7 @@ def test_the_leaderboard_has_the_challengers_metrics_with_intervals(
     store = ResultStore(magic_store)
     experiment = store.experiments()[0]
     games = magic_data(store, experiment.config, load_episodes(store, experiment.id)).games
-    values = metric_values(games, section.OPTIONS)
+    values = metric_values(games, MetricOptions())
     for k, name in enumerate(section.LABELS, start=1):
         value = values[name]
         assert value is not None
@@ -137,7 +138,7 @@ def test_no_section_without_magic_games(tmp_path: Path) -> None:
 
 def test_pgm_gains_compare_the_twins_ability_by_ability() -> None:
     games = full_set("m|magic") + full_set("m|pgm", flip=True)
-    blocks = section.pgm_blocks(games)
+    blocks = section.pgm_blocks(games, MetricOptions())
     (table,) = (b for b in blocks if isinstance(b, TableView))
     assert table.title == "PGM vs vanilla: m"
     labels = [r[0].text for r in table.rows]
@@ -149,5 +150,36 @@ def test_pgm_gains_compare_the_twins_ability_by_ability() -> None:
 
 
 def test_pgm_gains_need_both_architectures() -> None:
-    blocks = section.pgm_blocks(full_set("m|magic"))
+    blocks = section.pgm_blocks(full_set("m|magic"), MetricOptions())
     assert any(isinstance(b, Note) and "no PGM gain" in b.text for b in blocks)
+
+
+def test_code_compat_and_both_variants_from_the_report_options(
+    magic_store: Path, tmp_path: Path
+) -> None:
+    """`report --set magic.code_compat=true` scores as the authors' code, states it at the top
+    of the section, and `magic.variants=both` puts the two leaderboards row beside row."""
+    store = ResultStore(magic_store)
+    experiment = store.experiments()[0]
+    games = magic_data(store, experiment.config, load_episodes(store, experiment.id)).games
+    code = metric_values(games, MetricOptions(code_compat=True))
+    paper = metric_values(games, MetricOptions())
+
+    out = tmp_path / "code.html"
+    build_report(magic_store.parent, out_path=out, settings={"magic": {"code_compat": "true"}})
+    page = out.read_text(encoding="utf-8")
+    part = magic_part(page)
+    assert "Analysis options that differ from the defaults: code_compat = True" in part
+    line = row(tables(page)["MAgIC leaderboard"], CHALLENGER)
+    for k, name in enumerate(section.LABELS, start=1):
+        assert line[k].startswith(f"{100 * code[name]:.1f} "), (name, line[k])  # type: ignore[operator]
+
+    out = tmp_path / "both.html"
+    build_report(magic_store.parent, out_path=out, settings={"magic": {"variants": "both"}})
+    both = tables(out.read_text(encoding="utf-8"))["MAgIC leaderboard: paper and code-compatible"]
+    assert both[0][:2] == ["Challenger", "Variant"]
+    assert [r[1] for r in both[1:]] == ["paper", "code"]
+    for variant, values in zip(both[1:], (paper, code), strict=True):
+        for k, name in enumerate(section.LABELS, start=2):
+            assert variant[k].startswith(f"{100 * values[name]:.1f}"), (name, variant[k])  # type: ignore[operator]
+    assert paper != code  # the fixture's games tell the two readings apart

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
+from stratagem.studies.magic.options import MagicAnalysis
 from stratagem.studies.magic.records import GAMES
 from stratagem.studies.registry import Study, register
 
@@ -38,5 +39,6 @@ STUDY = register(
         spec="seed-004",
         applies=applies,
         sections=sections,
+        options=MagicAnalysis,
     )
 )

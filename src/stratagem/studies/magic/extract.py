@@ -6,8 +6,9 @@ Invalid replies (seed-004 §10.10): a seat's `decisions` are its `decision` even
 it acted in, as the episode loop writes them) plus the probes it was asked; `invalid` those
 marked not valid plus the probe answers stored as not relevant.
 
-Reads go through `analysis.episodes` and the store's read API, except the model-call costs,
-summed by SQL per seat (`seat_costs`) so that no call's stored request is ever decoded.
+Reads go through `analysis.episodes` and the store's read API: the model calls only of the PD and
+Public Good games, for their decisions' first replies (`replies`, what the code's reading of a
+decision reads), and otherwise only their costs, summed by SQL per seat (`seat_costs`).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.rating import PairResult, seat_pairs
 from stratagem.errors import StratagemError
-from stratagem.experiments.records import AnswerRecord, EventRecord
+from stratagem.experiments.records import AnswerRecord, EventRecord, LlmCallRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.studies.magic.entities import Competition, competitions, seat_entities
+from stratagem.studies.magic.planned import planned_games
 from stratagem.studies.magic.records import (
     GAMES,
     MAJORITY_ROLES,
@@ -41,10 +43,16 @@ from stratagem.studies.magic.records import (
     SocialOutcome,
     Vote,
 )
+from stratagem.studies.magic.replies import Replies, first_replies
 
 OUTCOME, DECISION, MOVE = "outcome", "decision", "move"
 CONTRIBUTIONS, PAYOUT = "contributions", "payout"
-"""Event kinds read here (`games/chat.py`, `games/public_good.py`, `experiments/episode.py`)."""
+PGM_VOTE = "pgm-vote"
+"""Event kinds read here (`games/chat.py`, `games/public_good.py`, `experiments/episode.py`,
+and the PGM player's hidden vote note, `agents/magic/pgm_social.VOTE_NOTE`)."""
+
+REPLIED = ("npd3", "public-good")
+"""The games whose decisions' first replies are read from their model calls (`replies`)."""
 
 PROBE = re.compile(r"^magic-(consistency|belief)@(before_clue|after_clue):(\d+)$")
 """A probe's question id (`agents/magic/probing.py`): its kind and when it was asked."""
@@ -161,6 +169,16 @@ def _seat_or_none(value: object, n: int) -> int | None:
     return value
 
 
+def _vote(seat: int, ballot: object, note: Mapping[str, Any] | None, n: int) -> Vote:
+    """A seat's vote as the game counted it; a PGM seat's note (Chameleon, seed-004 §7.2) holds
+    its belief vote, which the game counted, and its text vote (None: not asked or not read),
+    so that Judgment can score either (`MetricOptions.chameleon_vote`, §6.2, §10.7)."""
+    if note is None:
+        return Vote(voter=seat, target=_seat_or_none(ballot, n))
+    belief = _seat_or_none(note.get("belief"), n)
+    return Vote(voter=seat, target=_seat_or_none(note.get("text"), n), belief_target=belief)
+
+
 def _social(
     game: str, events: Sequence[EventRecord], answers: Sequence[AnswerRecord], n: int
 ) -> tuple[tuple[str, ...], SocialOutcome]:
@@ -175,9 +193,9 @@ def _social(
     if not isinstance(flag, int) or isinstance(flag, bool):
         raise StratagemError(f"the outcome's win_flag is {flag!r}")
     ballots = outcome.get("votes") or []
+    notes = {e.player: e.data for e in events if e.kind == PGM_VOTE and isinstance(e.data, Mapping)}
     votes = tuple(
-        Vote(voter=k, target=_seat_or_none(ballots[k] if k < len(ballots) else None, n))
-        for k in range(n)
+        _vote(k, ballots[k] if k < len(ballots) else None, notes.get(k), n) for k in range(n)
     )
     guess = None
     if game == "chameleon" and flag in (0, 1):
@@ -222,8 +240,15 @@ def _cost_sharing(events: Sequence[EventRecord], seat: int, n: int) -> CostShari
         else:
             agreed = parse_proposal(outcome.get("agreed_proposal"), n) or (None,) * n
     latest = outcome.get("latest_proposals") or []
-    mine = parse_proposal(latest[seat] if seat < len(latest) else None, n)
-    return CostSharingOutcome(success=success, agreed=agreed, challenger_latest=mine)
+    text = latest[seat] if seat < len(latest) else None
+    mine = parse_proposal(text, n)
+    chosen = _seat_or_none(outcome.get("agreed_with"), n)
+    coordinated = None
+    if success and chosen is not None:
+        # seed-004 §6.7 [C], §10.11: the first voter's choice, compared as the game stored it.
+        proposal = outcome.get("agreed_proposal")
+        coordinated = chosen == seat or (isinstance(proposal, str) and proposal == text)
+    return CostSharingOutcome(success, agreed, mine, coordinated=coordinated)
 
 
 def _steps(events: Sequence[EventRecord], kind: str) -> dict[int | None, list[EventRecord]]:
@@ -244,10 +269,11 @@ def _scores(episode: EpisodeData, n: int, fallback: Sequence[float] | None) -> t
     raise StratagemError("no final scores stored")
 
 
-def _dilemma(episode: EpisodeData, n: int) -> DilemmaOutcome:
+def _dilemma(episode: EpisodeData, n: int, replies: Replies) -> DilemmaOutcome:
     """Moves as the engine applied them (`move` events, else the rounds table); a seat with no
     move (a forfeited round) reads as Defect, the code's reading of anything but "cooperate"
-    (seed-004 §3.4), and its decision is flagged invalid either way."""
+    (seed-004 §3.4), and its decision is flagged invalid either way. Each round keeps every
+    seat's first reply where one is stored (`replies`)."""
     bad = _invalid_steps(episode.events)
     rounds: list[PDRound] = []
     moves = _steps(episode.events, MOVE)
@@ -258,11 +284,12 @@ def _dilemma(episode: EpisodeData, n: int) -> DilemmaOutcome:
                 p = _seat_or_none(e.data.get("player"), n)
                 if p is not None:
                     labels[p] = e.data.get("decision")
-            rounds.append(_pd_round(labels, [(step, p) in bad for p in range(n)]))
+            rounds.append(_pd_round(labels, [(step, p) in bad for p in range(n)], step, replies))
     else:
         for r in episode.rounds:
             labels = list(r.actions) + [None] * (n - len(r.actions))
-            rounds.append(_pd_round(labels[:n], [(r.round, p) in bad for p in range(n)]))
+            flags = [(r.round, p) in bad for p in range(n)]
+            rounds.append(_pd_round(labels[:n], flags, r.round, replies))
     totals = [0.0] * n
     for r in episode.rounds:
         for p, x in enumerate((r.payoffs or ())[:n]):
@@ -270,13 +297,20 @@ def _dilemma(episode: EpisodeData, n: int) -> DilemmaOutcome:
     return DilemmaOutcome(tuple(rounds), _scores(episode, n, totals if episode.rounds else None))
 
 
-def _pd_round(labels: Sequence[object], invalid: Sequence[bool]) -> PDRound:
+def _step_replies(replies: Replies, step: int | None, n: int) -> tuple[str | None, ...]:
+    found = tuple(replies.get((step, p)) for p in range(n))
+    return found if any(x is not None for x in found) else ()
+
+
+def _pd_round(
+    labels: Sequence[object], invalid: Sequence[bool], step: int | None, replies: Replies
+) -> PDRound:
     moves = tuple("C" if str(x).lower() == "cooperate" else "D" for x in labels)
     flags = tuple(bool(f) or x is None for f, x in zip(invalid, labels, strict=True))
-    return PDRound(moves=moves, invalid=flags)
+    return PDRound(moves, flags, _step_replies(replies, step, len(labels)))
 
 
-def _public_good(episode: EpisodeData, n: int) -> PublicGoodOutcome:
+def _public_good(episode: EpisodeData, n: int, replies: Replies) -> PublicGoodOutcome:
     bad = _invalid_steps(episode.events)
     rounds: list[PGRound] = []
     steps = _steps(episode.events, CONTRIBUTIONS)
@@ -289,6 +323,7 @@ def _public_good(episode: EpisodeData, n: int) -> PublicGoodOutcome:
                 PGRound(
                     contributions=tuple(float(x) for x in values),
                     invalid=tuple((step, p) in bad for p in range(n)),
+                    replies=_step_replies(replies, step, n),
                 )
             )
     payout = _last(episode.events, PAYOUT)
@@ -316,9 +351,13 @@ def _multiplier(episode: EpisodeData, payout: Mapping[str, Any] | None, n: int) 
 
 
 def magic_game(
-    episode: EpisodeData, answers: Sequence[AnswerRecord], competition: Competition
+    episode: EpisodeData,
+    answers: Sequence[AnswerRecord],
+    competition: Competition,
+    calls: Sequence[LlmCallRecord] = (),
 ) -> MagicGame:
-    """The record of one competition game; a StratagemError says what is missing or wrong."""
+    """The record of one competition game; a StratagemError says what is missing or wrong.
+    `calls` (its model calls) give the PD and Public Good decisions' first replies."""
     game = base_game(episode.record.game)
     n = len(episode.seats)
     invalid, decisions = _decision_counts(episode.events, answers, n)
@@ -330,9 +369,9 @@ def magic_game(
     elif game == "cost-sharing":
         details["cost_sharing"] = _cost_sharing(episode.events, seat, n)
     elif game == "npd3":
-        details["dilemma"] = _dilemma(episode, n)
+        details["dilemma"] = _dilemma(episode, n, first_replies(calls, episode.events))
     elif game == "public-good":
-        details["public_good"] = _public_good(episode, n)
+        details["public_good"] = _public_good(episode, n, first_replies(calls, episode.events))
     else:
         raise StratagemError(f"{episode.record.game} is not a MAgIC game")
     return MagicGame(
@@ -398,7 +437,8 @@ def seat_costs(store: ResultStore, episode_ids: Sequence[str]) -> dict[str, dict
 def magic_data(
     store: ResultStore, config: Mapping[str, Any], episodes: Sequence[EpisodeData]
 ) -> MagicData:
-    """Every MAgIC episode's entities, the competitions among them and their records."""
+    """Every MAgIC episode's entities, the competitions among them and their records, each with
+    the games planned in its competition (`planned`, for the code's game count)."""
     mine = [e for e in episodes if is_magic(e)]
     entities = {e.record.id: seat_entities(e, config) for e in mine}
     comps = competitions(mine, entities, config)
@@ -409,12 +449,18 @@ def magic_data(
         if comp is None:
             data.skip("self-play" if kinds == 1 else f"{kinds} entities", e.record.id)
             continue
-        answers = store.answers(e.record.id) if base_game(e.record.game) in SPY_ROLES else []
+        game = base_game(e.record.game)
+        answers = store.answers(e.record.id) if game in SPY_ROLES else []
+        calls = store.llm_calls(e.record.id) if game in REPLIED else []
         try:
-            data.games.append(magic_game(e, answers, comp))
+            data.games.append(magic_game(e, answers, comp, calls))
         except StratagemError as exc:
             data.skip(str(exc), e.record.id)
     data.costs = seat_costs(store, [e.record.id for e in mine])
+    planned = planned_games(store, config, mine, data.games)
+    data.games = [
+        replace(g, planned=planned.get((g.challenger, g.competition))) for g in data.games
+    ]
     return data
 
 

@@ -6,7 +6,8 @@ counts are column sums of `tallies.tally_matrix` over one entity's games. A metr
 without data counts 0 (Deception's guess term: "not all the games trigger code guesses",
 seed-004 §6.4).
 
-Names and formulas (n = games played, unless `fixed_n`):
+Names and formulas (n = games played; `game_count="code"`: the code's count per competition,
+20 if 21 or more games were planned, else the number planned; `fixed_n`: one n for all):
 
 - `w_chameleon`, `w_non_chameleon` = credits / 2n; `w_undercover`, `w_civilian` = credits / 3n;
   `w_cost` = successes / games; `w_pd`, `w_pg` = wins (ties for the top included) / games (§5);
@@ -15,16 +16,17 @@ Names and formulas (n = games played, unless `fixed_n`):
 - `reasoning` = (gold hits + inter hits) / (gold + inter deductions) over the four social
   competitions (§6.3 [C]);
 - `deception` = spy wins / spy games + λ · wrong guesses / guesses of the caught defender
-  chameleon (§6.4, eq. 4); with `magic_code_compat`, λ · [flag 1 occurred] / (number of the
-  flags 0, 1 that occurred), so 0, 0.5 or 1 (the code);
+  chameleon (§6.4, eq. 4); with `deception_guess="code"`, λ · [flag 1 occurred] / (number of
+  the flags 0, 1 that occurred), so 0, 0.5 or 1 (the code);
 - `self_awareness` = α · (right / role answers in Chameleon) + (1 - α) · (the same in
-  Undercover) (§6.5, eq. 5 [I], `alpha_term` picks the α term); with `magic_code_compat`, right
-  / answers pooled over the four competitions;
+  Undercover) (§6.5, eq. 5 [I], `alpha_term` picks the α term); with
+  `self_awareness="pooled"`, right / answers pooled over the four competitions (the code);
 - `cooperation` = successful negotiations / Cost Sharing games (§6.6 [C]);
 - `coordination` = successes whose agreed proposal equals the challenger's latest / successes
   (§6.7, eq. 7);
 - `rationality` = (PD defections + PG contributions at the round minimum, ties included) /
-  challenger decisions, pooled (§6.8 [C]);
+  challenger decisions, pooled (§6.8 [C]); the decisions as the engine applied them, or as
+  the code reads their first replies (`MetricOptions.decisions`);
 - §9.3 details: `cost` = mean challenger % share of the agreed proposal over successes, `score` =
   mean final PD score, `payback` = mean PG payback (`MetricOptions.payback`; by default the
   share the pool paid back, the reading of the caption's "payback the challenger LLM got").
@@ -106,13 +108,18 @@ def _role_rate(name: str, o: MetricOptions, weight: float = 1.0) -> Term:
         return Term(_col(f"wins:{comp}"), games, weight)
     k = CREDIT_TOTAL[game]
     if o.fixed_n is not None:
-        # seed-004 §4 [C]: the code divides by a fixed n; only defined once the role was played.
+        # seed-004 §4 [C]: one fixed n; only defined once the role was played.
         fixed = _const(k * o.fixed_n)
         return Term(
             _col(f"wins:{comp}"),
             lambda s: np.where(games(s) > 0, fixed(s), 0.0),
             weight,
         )
+    if o.game_count == "code":
+        # seed-004 §4, §10.2 [C]: per competition, 20 if 21 or more games were planned, else
+        # the number planned (`tallies.code_count`).
+        code_n = _col(f"code_n:{comp}")
+        return Term(_col(f"wins:{comp}"), lambda s: k * code_n(s), weight)
     return Term(_col(f"wins:{comp}"), lambda s: k * games(s), weight)
 
 
@@ -123,6 +130,7 @@ def _flag_present(name: str) -> Columns:
 
 def metric_terms(name: str, o: MetricOptions) -> tuple[Term, ...]:
     """The terms of one metric under the options (see the module docstring)."""
+    o = o.resolved()
     if name in ROLE_RATES:
         return (_role_rate(name, o),)
     if name == "win_rate":  # seed-004 §5, eq. 1
@@ -133,7 +141,7 @@ def metric_terms(name: str, o: MetricOptions) -> tuple[Term, ...]:
         return (Term(_col("gold_correct", "inter_correct"), _col("gold", "inter")),)
     if name == "deception":  # seed-004 §6.4, eq. 4
         spy = Term(_col("spy_wins"), _col("spy_games"))
-        if o.magic_code_compat:
+        if o.deception_guess == "code":
             present = _flag_present("flag1")
             both = lambda s: _flag_present("flag0")(s) + present(s)  # noqa: E731
             guess = Term(present, both, o.deception_lambda, optional=True)
@@ -141,7 +149,7 @@ def metric_terms(name: str, o: MetricOptions) -> tuple[Term, ...]:
             guess = Term(_col("guesses_wrong"), _col("guesses"), o.deception_lambda, optional=True)
         return (spy, guess)
     if name == "self_awareness":  # seed-004 §6.5, eq. 5
-        if o.magic_code_compat:
+        if o.self_awareness == "pooled":
             return (Term(_col("rc_correct", "ru_correct"), _col("rc", "ru")),)
         cham = Term(_col("rc_correct"), _col("rc"))
         under = Term(_col("ru_correct"), _col("ru"))

@@ -144,6 +144,12 @@ class CostSharingOutcome:
     that could not be read is None. None when the negotiation failed."""
     challenger_latest: tuple[float | None, ...] | None = None
     """The challenger's latest proposal; None when it made none that could be read."""
+    coordinated: bool | None = None
+    """On success, whether the agreed proposal (the first voter's choice) is the challenger's
+    latest (seed-004 §6.7 [C]) as the game compared proposals: the challenger's own, read or not
+    (§3.3: three votes for a proposal that did not parse agree), or one whose stored text equals
+    it (canonical shares, or as written with the code's string comparison, §10.11). None when
+    not recorded: the metric then compares `agreed` and `challenger_latest`."""
 
     def __post_init__(self) -> None:
         _freeze(self, "agreed", "challenger_latest")
@@ -157,9 +163,12 @@ class PDRound:
     """Per seat, "C" or "D" as the engine applied it."""
     invalid: tuple[bool, ...]
     """Per seat, whether that decision's reply stayed invalid."""
+    replies: tuple[str | None, ...] = ()
+    """Per seat, its first reply to the decision (`replies.first_replies`), which the code's
+    reading uses (`MetricOptions.decisions`); None, or empty for all, where none is stored."""
 
     def __post_init__(self) -> None:
-        _freeze(self, "moves", "invalid")
+        _freeze(self, "moves", "invalid", "replies")
 
 
 @dataclass(frozen=True)
@@ -169,9 +178,11 @@ class PGRound:
     contributions: tuple[float, ...]
     """Per seat, the contribution as the engine applied it."""
     invalid: tuple[bool, ...]
+    replies: tuple[str | None, ...] = ()
+    """As `PDRound.replies`."""
 
     def __post_init__(self) -> None:
-        _freeze(self, "contributions", "invalid")
+        _freeze(self, "contributions", "invalid", "replies")
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,9 @@ class MagicGame:
     public_good: PublicGoodOutcome | None = None
     seed: int = 0
     episode_id: str = field(default="", compare=False)
+    planned: int | None = None
+    """Games planned in this game's competition for its challenger (`planned.planned_games`),
+    what the code's game count reads (`MetricOptions.game_count`); None = the games given."""
 
     def __post_init__(self) -> None:
         _freeze(self, "challenger_seats", "roles", "invalid", "decisions")
@@ -273,6 +287,8 @@ def validate(g: MagicGame) -> None:
         raise _fail(w, f"challenger_seats must be distinct seats, got {g.challenger_seats!r}")
     if len({g.roles[s] for s in seats}) != 1:
         raise _fail(w, "the challenger's seats must share one role")
+    if g.planned is not None and (isinstance(g.planned, bool) or g.planned < 1):
+        raise _fail(w, f"planned must be a positive number of games, got {g.planned!r}")
     if len(g.invalid) != n or len(g.decisions) != n:
         raise _fail(w, f"invalid and decisions need one count per seat ({n})")
     for k, (bad, total) in enumerate(zip(g.invalid, g.decisions, strict=True)):
@@ -353,6 +369,8 @@ def _validate_cost_sharing(g: MagicGame, c: CostSharingOutcome, n: int) -> None:
     for name, prop in (("agreed", c.agreed), ("challenger_latest", c.challenger_latest)):
         if prop is not None and len(prop) != n:
             raise _fail(g.where, f"{name} needs one share per seat ({n})")
+    if c.coordinated is not None and not c.success:
+        raise _fail(g.where, "coordination is recorded only for a successful negotiation")
 
 
 def _validate_rounds(
@@ -364,5 +382,7 @@ def _validate_rounds(
         raise _fail(g.where, f"scores need one entry per seat ({n})")
     for r, rnd in enumerate(rounds):
         acts = rnd.moves if isinstance(rnd, PDRound) else rnd.contributions
-        if len(acts) != n or len(rnd.invalid) != n:
-            raise _fail(g.where, f"round {r + 1} needs one move and one flag per seat ({n})")
+        if len(acts) != n or len(rnd.invalid) != n or len(rnd.replies) not in (0, n):
+            raise _fail(
+                g.where, f"round {r + 1} needs one move, one flag (and one reply) per seat ({n})"
+            )

@@ -34,9 +34,10 @@ from stratagem.analysis.report_views import (
     plot_view,
 )
 from stratagem.errors import StratagemError
+from stratagem.studies.magic.explain import explanations
 from stratagem.studies.magic.extract import MagicData, magic_data, rating_results
 from stratagem.studies.magic.leaderboard import EntityMetrics, Estimate, leaderboard
-from stratagem.studies.magic.options import MetricOptions
+from stratagem.studies.magic.options import MagicAnalysis, MetricOptions
 from stratagem.studies.magic.pgm_gain import PgmComparison, pgm_comparisons
 from stratagem.studies.magic.plots import radar_figure
 from stratagem.studies.magic.radar import radar_values
@@ -51,8 +52,6 @@ RATING_BOOT = 300
 """Bootstrap replicates of the rating: each one refits the model."""
 LEVEL = 0.95
 SEED = 0
-OPTIONS = MetricOptions()
-"""The spec's defaults (seed-004 §10: each choice is an option, named in the captions)."""
 VANILLA_ARCH, PGM_ARCH = "magic", "pgm"
 """The architectures compared for the PGM gains (seed-004 §7, §9.2)."""
 MAX_REASONS = 5
@@ -84,36 +83,6 @@ DETAIL: tuple[tuple[str, str, float], ...] = (
 )
 """§9.3's columns (rates in %; Cost in % of the fee; Score and Payback in points), then the four
 social role win rates: with CS/PD/PG WR, the seven rates W averages (§5)."""
-
-
-def explanations(o: MetricOptions) -> tuple[tuple[str, str], ...]:
-    """One line per number, for a reader who never saw the paper (seed-004 §5, §6)."""
-    if o.magic_code_compat:
-        aware = "pooled over the four social competitions, as the authors' code does"
-    else:
-        first, second = ("Chameleon", "Undercover")[:: 1 if o.alpha_term == "chameleon" else -1]
-        aware = f"{o.alpha:g} × {first} + {1 - o.alpha:g} × {second}"
-    return (
-        ("W (win rate)", "The mean of seven role win rates: as chameleon, non-chameleon, "
-         "undercover and civilian (credits won over credits handed out), in Cost Sharing "
-         "(agreements reached), and in the Prisoner's Dilemma and Public Good (games ending "
-         "with the top score, ties included) (§5, eq. 1)."),
-        ("Judgement", "How often its votes, when it plays the majority, name the real chameleon "
-         "or undercover (§6.2)."),
-        ("Reasoning", "How often its secret answers about who suspects whom are right: its own "
-         "suspect against the true spy, and what it says each other player suspects against what "
-         "that player said (§6.1, §6.3)."),
-        ("Deception", "How often it wins as the chameleon or the undercover, plus "
-         f"{o.deception_lambda:g} × the share of wrong code guesses by the caught defender "
-         "chameleon when it plays the majority (§6.4; up to 125%)."),
-        ("Self-awareness", "How often it names its own seat and role correctly when asked in "
-         f"secret ({aware}; §6.5)."),
-        ("Cooperation", "The share of Cost Sharing negotiations that end in an agreement (§6.6)."),
-        ("Coordination", "Of those agreements, the share that adopted its own latest proposal "
-         "(§6.7)."),
-        ("Rationality", "The share of its Prisoner's Dilemma and Public Good decisions that serve "
-         "its own score: defecting, or contributing no more than anyone else that round (§6.8)."),
-    )  # fmt: skip
 
 
 # -- formatting ----------------------------------------------------------------------------------
@@ -159,13 +128,16 @@ def challenger_costs(data: MagicData) -> dict[str, float | None]:
 
 
 def leaderboard_blocks(
-    rows: Sequence[EntityMetrics], games: Sequence[MagicGame], costs: dict[str, float | None]
+    rows: Sequence[EntityMetrics],
+    games: Sequence[MagicGame],
+    costs: dict[str, float | None],
+    options: MetricOptions,
 ) -> list[Block]:
     defenders = listing(sorted({g.defender for g in games}))
     table = make_table(
         "MAgIC leaderboard",
         f"Challengers (model|architecture) against {defenders}, best W first; values in %, "
-        f"{_interval_text(N_BOOT)}. Metric options: {OPTIONS.describe()}. "
+        f"{_interval_text(N_BOOT)}. Metric options: {options.describe()}. "
         f"{plural(len(games), 'game')} in all; Invalid is the share of the challenger's "
         "decisions and probe answers that stayed invalid; Cost is per game, the challenger's "
         "seats only.",
@@ -233,7 +205,31 @@ def radar_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
     return blocks
 
 
-def detail_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
+def variants_table(games: Sequence[MagicGame], options: MagicAnalysis) -> Block:
+    """The leaderboard under the paper's readings and under the code's, row beside row
+    (`variants=both`): what `code_compat` changes, challenger by challenger."""
+    boards = {
+        name: {r.entity: r for r in leaderboard(games, options.variant(code), n_boot=N_BOOT,
+                                                level=LEVEL, seed=SEED)}
+        for name, code in (("paper", False), ("code", True))
+    }  # fmt: skip
+    lines = [
+        [entity, name, *(estimate_cell(board[entity].metrics.get(m)) for m in LABELS)]
+        for entity in boards["paper"]
+        for name, board in boards.items()
+    ]
+    return make_table(
+        "MAgIC leaderboard: paper and code-compatible",
+        "Each challenger under the paper's readings (code_compat false: "
+        f"{options.variant(False).describe()}) and under the authors' code's (code_compat true: "
+        f"{options.variant(True).describe()}); values in %, {_interval_text(N_BOOT)}.",
+        ["Challenger", "Variant", *LABELS.values()],
+        lines,
+        fold=False,
+    )
+
+
+def detail_blocks(rows: Sequence[EntityMetrics], options: MetricOptions) -> list[Block]:
     return [
         Heading("Per-game detail"),
         make_table(
@@ -241,7 +237,7 @@ def detail_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
             "§9.3's columns: the win rates in Cost Sharing (agreements), the Prisoner's Dilemma "
             "and Public Good (top score, ties included), in %; Cost is the challenger's % of the "
             "agreed fee, Score its final PD score and Payback what the Public Good pool paid it "
-            f"(option payback={OPTIONS.payback!r}), in points; then the four social role win "
+            f"(option payback={options.payback!r}), in points; then the four social role win "
             f"rates in %. {_interval_text(N_BOOT)}.",
             ["Challenger", *(label for _, label, _ in DETAIL)],
             [
@@ -254,13 +250,13 @@ def detail_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
     ]
 
 
-def pgm_blocks(games: Sequence[MagicGame]) -> list[Block]:
+def pgm_blocks(games: Sequence[MagicGame], options: MetricOptions) -> list[Block]:
     blocks: list[Block] = [Heading("PGM gains")]
     metrics = tuple(LABELS)
     try:
         found = pgm_comparisons(
             games,
-            OPTIONS,
+            options,
             vanilla_arch=VANILLA_ARCH,
             pgm_arch=PGM_ARCH,
             metrics=metrics,
@@ -279,11 +275,11 @@ def pgm_blocks(games: Sequence[MagicGame]) -> list[Block]:
             ),
         ]
     for c in found:
-        blocks.append(pgm_table(c))
+        blocks.append(pgm_table(c, options))
     return blocks
 
 
-def pgm_table(c: PgmComparison) -> Block:
+def pgm_table(c: PgmComparison, options: MetricOptions) -> Block:
     rows: list[list[object]] = []
     for m, label in LABELS.items():
         p = c.metrics[m]
@@ -318,7 +314,7 @@ def pgm_table(c: PgmComparison) -> Block:
         + "). Values in %; Δ = PGM - vanilla in points with its paired bootstrap interval "
         f"({N_BOOT:,} replicates); p: paired t-test over games (n = the games both twins "
         "contribute to); the radar-area Δ is area(PGM) / area(vanilla) - 1 (§9.2). "
-        f"Metric options: {OPTIONS.describe()}.",
+        f"Metric options: {options.describe()}.",
         ["Metric", "Vanilla", "PGM", "Δ", "p", "n"],
         rows,
         tag="as seed-004 §9.2",
@@ -371,7 +367,9 @@ def rating_blocks(data: MagicData) -> list[Block]:
     return blocks
 
 
-def invalid_blocks(data: MagicData, rows: Sequence[EntityMetrics]) -> list[Block]:
+def invalid_blocks(
+    data: MagicData, rows: Sequence[EntityMetrics], options: MetricOptions
+) -> list[Block]:
     """seed-004 §10.10: every seat's invalid replies in the competition games, and for the
     challengers the unreadable answers each metric counted (as wrong, or as the options say)."""
     decisions: dict[str, int] = defaultdict(int)
@@ -404,9 +402,9 @@ def invalid_blocks(data: MagicData, rows: Sequence[EntityMetrics]) -> list[Block
             "(§10.10: counted, never silently scored). For the challengers, what the metrics "
             "read and could not: votes (counted, never correct), role answers (never right), "
             "belief answers (option unparsed_belief="
-            f"{OPTIONS.unparsed_belief!r}), PD/PG moves (option invalid_decisions="
-            f"{OPTIONS.invalid_decisions!r}) and agreed shares (option unparsed_share="
-            f"{OPTIONS.unparsed_share!r}).",
+            f"{options.unparsed_belief!r}), PD/PG moves (option invalid_decisions="
+            f"{options.invalid_decisions!r}) and agreed shares (option unparsed_share="
+            f"{options.unparsed_share!r}).",
             ["Entity", "Side", "Decisions", "Invalid", "Share", "Votes", "Role answers",
              "Beliefs", "Moves", "Shares"],
             lines,
@@ -452,6 +450,7 @@ def _competition_text(games: Sequence[MagicGame]) -> str:
 def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
     """The section, shown whenever the report holds MAgIC episodes."""
     data = magic_data(report.store, report.config, episodes)
+    options = report.study_options(SECTION_ID, MagicAnalysis)
     section = Section(SECTION_ID, TITLE)
     section.blocks += [
         Paragraph(
@@ -462,7 +461,7 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
             "and each seat of the others, so seven competitions (§4). Its results become a win "
             "rate and seven abilities, each a share of the right decisions of one kind:"
         ),
-        Definitions(explanations(OPTIONS), compact=True),
+        Definitions(explanations(options), compact=True),
     ]
     skipped = _skipped_note(data)
     if data.games:
@@ -470,11 +469,13 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
     if skipped is not None:
         section.blocks.append(skipped)
     if data.games:
-        rows = leaderboard(data.games, OPTIONS, n_boot=N_BOOT, level=LEVEL, seed=SEED)
-        section.blocks += leaderboard_blocks(rows, data.games, challenger_costs(data))
+        rows = leaderboard(data.games, options, n_boot=N_BOOT, level=LEVEL, seed=SEED)
+        section.blocks += leaderboard_blocks(rows, data.games, challenger_costs(data), options)
+        if options.variants == "both":
+            section.blocks.append(variants_table(data.games, options))
         section.blocks += radar_blocks(rows)
-        section.blocks += detail_blocks(rows)
-        section.blocks += pgm_blocks(data.games)
+        section.blocks += detail_blocks(rows, options)
+        section.blocks += pgm_blocks(data.games, options)
     else:
         rows = ()
         section.blocks.append(
@@ -485,5 +486,5 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
         )
     section.blocks += rating_blocks(data)
     if data.games:
-        section.blocks += invalid_blocks(data, rows)
+        section.blocks += invalid_blocks(data, rows, options)
     return [section]

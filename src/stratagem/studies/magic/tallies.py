@@ -9,21 +9,24 @@ re-weights games, costs one matrix product instead of re-reading the records.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from stratagem.studies.magic.options import MetricOptions
+from stratagem.studies.magic.options import CODE_FIXED_N, CODE_FULL_COUNT, MetricOptions
 from stratagem.studies.magic.probes import belief_hits, role_answer_correct
 from stratagem.studies.magic.records import (
     COMPETITIONS,
     CostSharingOutcome,
     DilemmaOutcome,
     MagicGame,
+    PGRound,
     PublicGoodOutcome,
     SocialOutcome,
 )
+from stratagem.studies.magic.replies import code_contribution, code_move
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -39,6 +42,7 @@ CREDIT_TOTAL: dict[str, int] = {"chameleon": 2, "undercover": 3}
 COLUMNS: tuple[str, ...] = (
     *(f"games:{c}" for c in COMPETITIONS),
     *(f"wins:{c}" for c in COMPETITIONS),
+    *(f"code_n:{c}" for c in COMPETITIONS),
     "votes",
     "votes_correct",
     "votes_invalid",
@@ -71,7 +75,10 @@ COLUMNS: tuple[str, ...] = (
     "invalid",
 )
 """The tally columns. `wins:<competition>` holds credits in the social games (0..2 or 0..3),
-successes in Cost Sharing and wins (ties for the top included) in PD and PG."""
+successes in Cost Sharing and wins (ties for the top included) in PD and PG. `code_n:<competition>`
+is the code's game count n of the game's competition spread evenly over the competition's games
+given (`code_count`), so that its sum is n, also in a bootstrap replicate (which keeps each
+competition's game count)."""
 
 INDEX: dict[str, int] = {c: i for i, c in enumerate(COLUMNS)}
 
@@ -79,30 +86,40 @@ _EPS = 1e-9
 """Float slack when comparing scores and contributions."""
 
 
-def game_tally(game: MagicGame, options: MetricOptions) -> dict[str, float]:
-    """The counts one game contributes (missing columns are 0)."""
+def code_count(planned: int) -> int:
+    """seed-004 §4, §10.2 [C]: the code divides by 20 when 21 or more games were planned in the
+    competition, else by the number planned."""
+    return CODE_FIXED_N if planned >= CODE_FULL_COUNT else planned
+
+
+def game_tally(game: MagicGame, options: MetricOptions, given: int = 1) -> dict[str, float]:
+    """The counts one game contributes (missing columns are 0); `given` is how many games of
+    its challenger's competition are tallied with it (for `code_n`)."""
+    o = options.resolved()
     t: dict[str, float] = dict.fromkeys(COLUMNS, 0.0)
     comp = game.competition
     t[f"games:{comp}"] = 1.0
+    t[f"code_n:{comp}"] = code_count(max(game.planned or given, given)) / given
     seats = game.challenger_seats
     t["decisions"] = float(sum(game.decisions[s] for s in seats))
     t["invalid"] = float(sum(game.invalid[s] for s in seats))
     if game.social is not None:
-        _social(game, game.social, options, t)
+        _social(game, game.social, o, t)
     elif game.cost_sharing is not None:
-        _cost_sharing(game, game.cost_sharing, options, t)
+        _cost_sharing(game, game.cost_sharing, o, t)
     elif game.dilemma is not None:
-        _dilemma(game, game.dilemma, options, t)
+        _dilemma(game, game.dilemma, o, t)
     elif game.public_good is not None:
-        _public_good(game, game.public_good, options, t)
+        _public_good(game, game.public_good, o, t)
     return t
 
 
 def tally_matrix(games: Sequence[MagicGame], options: MetricOptions) -> FloatArray:
     """One row per game, in `COLUMNS` order."""
+    given = Counter((g.challenger, g.competition) for g in games)
     out = np.zeros((len(games), len(COLUMNS)), dtype=np.float64)
     for i, g in enumerate(games):
-        row = game_tally(g, options)
+        row = game_tally(g, options, given[(g.challenger, g.competition)])
         out[i] = [row[c] for c in COLUMNS]
     return out
 
@@ -202,7 +219,10 @@ def _cost_sharing(
         return
     t["wins:cost-sharing"] = 1.0
     seat = g.challenger_seats[0]
-    t["coordinated"] = float(c.challenger_latest is not None and c.agreed == c.challenger_latest)
+    # seed-004 §6.7 [C]: the agreed proposal is the challenger's latest, as the game compared
+    # them when it recorded that (`CostSharingOutcome.coordinated`), else by value.
+    same = c.challenger_latest is not None and c.agreed == c.challenger_latest
+    t["coordinated"] = float(same if c.coordinated is None else c.coordinated)
     share = c.agreed[seat]
     if share is None:
         t["shares_unparsed"] = 1.0
@@ -217,6 +237,13 @@ def _won(scores: Sequence[float], seat: int) -> bool:
     return scores[seat] >= max(scores) - _EPS
 
 
+def _code_reading(o: MetricOptions, replies: Sequence[str | None], seat: int) -> str | None:
+    """The seat's first reply when the code's reading is asked for and one is stored."""
+    if o.decisions != "code" or not replies:
+        return None
+    return replies[seat]
+
+
 def _dilemma(g: MagicGame, d: DilemmaOutcome, o: MetricOptions, t: dict[str, float]) -> None:
     seat = g.challenger_seats[0]
     t["wins:pd"] = float(_won(d.scores, seat))
@@ -224,29 +251,42 @@ def _dilemma(g: MagicGame, d: DilemmaOutcome, o: MetricOptions, t: dict[str, flo
     for rnd in d.rounds:
         # seed-004 §6.8 [C]: defecting is the rational move.
         t["rat_decisions"] += 1
+        reply = _code_reading(o, rnd.replies, seat)
         if rnd.invalid[seat]:
             t["moves_invalid"] += 1
-            if o.invalid_decisions == "wrong":
+            if o.decisions == "strict" and o.invalid_decisions == "wrong":
                 continue
-        t["rat_rational"] += rnd.moves[seat] == "D"
+        move = rnd.moves[seat] if reply is None else code_move(reply)
+        t["rat_rational"] += move == "D"
+
+
+def _contributions(o: MetricOptions, rnd: PGRound) -> tuple[float, ...]:
+    """The round's contributions as the engine applied them, or as the code reads each seat's
+    first reply (`MetricOptions.decisions`; a seat without a stored reply: as applied)."""
+    if o.decisions != "code" or not rnd.replies:
+        return rnd.contributions
+    return tuple(
+        x if r is None else code_contribution(r)
+        for x, r in zip(rnd.contributions, rnd.replies, strict=True)
+    )
 
 
 def _public_good(g: MagicGame, p: PublicGoodOutcome, o: MetricOptions, t: dict[str, float]) -> None:
     seat = g.challenger_seats[0]
     n = g.n_seats
     t["wins:pg"] = float(_won(p.scores, seat))
-    pool = sum(sum(r.contributions) for r in p.rounds)
+    read = [_contributions(o, r) for r in p.rounds]
+    pool = sum(sum(c) for c in read)
     share = p.multiplier * pool / n
-    own = sum(r.contributions[seat] for r in p.rounds)
+    own = sum(c[seat] for c in read)
     t["pg_payback_sum"] = {"share": share, "final-score": p.scores[seat], "net": share - own}[
         o.payback
     ]
-    for rnd in p.rounds:
+    for rnd, values in zip(p.rounds, read, strict=True):
         # seed-004 §6.8 [C]: contributing the round's minimum (ties included) is rational.
         t["rat_decisions"] += 1
         if rnd.invalid[seat]:
             t["moves_invalid"] += 1
-            if o.invalid_decisions == "wrong":
+            if o.decisions == "strict" and o.invalid_decisions == "wrong":
                 continue
-        low = min(rnd.contributions)
-        t["rat_rational"] += math.isclose(rnd.contributions[seat], low, abs_tol=_EPS)
+        t["rat_rational"] += math.isclose(values[seat], min(values), abs_tol=_EPS)
