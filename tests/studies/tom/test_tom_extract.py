@@ -116,8 +116,8 @@ def test_games_without_a_focal_agent_or_reports_are_skipped_and_said(
 def _damaged(tmp_path: Path, damage: str) -> tuple[ResultStore, EpisodeData]:
     s = new_store(tmp_path / "stratagem.db")
     play(s, "bad", seed=1, finish=False)
-    if damage == "score":
-        s.add_belief("bad", 1, 0, 0, {"turn": 1, "phase": "proposal", "values": {"coal": 11}})
+    if damage == "values":
+        s.add_belief("bad", 1, 0, 0, {"turn": 1, "phase": "proposal", "values": [11]})
     elif damage == "reply":
         s.add_event("bad", "reply", {"player": 1, "accept": "yes", "round": 1})
     elif damage == "group":
@@ -128,7 +128,7 @@ def _damaged(tmp_path: Path, damage: str) -> tuple[ResultStore, EpisodeData]:
 
 @pytest.mark.parametrize(
     ("damage", "field"),
-    [("score", "values[coal] is 11"), ("reply", "reply.accept"), ("group", "group")],
+    [("values", "values is [11]"), ("reply", "reply.accept"), ("group", "group")],
 )
 def test_a_damaged_game_fails_naming_the_episode_and_field(
     tmp_path: Path, damage: str, field: str

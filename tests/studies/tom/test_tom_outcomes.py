@@ -20,7 +20,7 @@ def test_outcomes_on_three_games() -> None:
         proposals=[
             prop(1, 0, {"a": 1}, {"b": 1}, accepted=True),
             prop(2, 1, {"b": 1}, {"a": 1}, accepted=False),
-            prop(3, 0, {}, {}, accepted=True),  # a pass: not a trade
+            prop(3, 0, {}, {}, accepted=True),  # an empty proposal: valid, counted (§7)
             prop(4, 1, {"c": 1}, {}, accepted=True),
         ],
         counts=(
@@ -52,8 +52,8 @@ def test_outcomes_on_three_games() -> None:
     )
     assert o.mean_focal_score == pytest.approx((3 + 0 + 1) / 3)
     assert o.mean_length == pytest.approx(4.0)
-    # focal proposals: g1 turn 1 (accepted), g2 turn 1 (rejected); the pass does not count
-    assert (o.focal.proposals, o.focal.acceptance) == (2, 0.5)
+    # focal proposals: g1 turns 1 and 3 (accepted, the latter empty), g2 turn 1 (rejected)
+    assert (o.focal.proposals, o.focal.acceptance) == (3, pytest.approx(2 / 3))
     # baseline proposals: g1 turns 2 (rejected) and 4 (accepted)
     assert (o.baseline.proposals, o.baseline.acceptance) == (2, 0.5)
     # focal seat: g1 seat 0 (3 subs, 1 invalid), g2 seat 1 (3 subs, 0 invalid)

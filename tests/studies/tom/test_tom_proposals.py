@@ -38,16 +38,17 @@ def _game() -> TomGame:
 
 
 def test_proposal_points_focal_only_by_default() -> None:
-    (p,) = proposal_points([_game()])
+    p, empty = proposal_points([_game()])
     assert (p.turn, p.request, p.offer, p.accepted) == (1, 7.0, 6.0, True)
+    assert (empty.turn, empty.request, empty.offer) == (3, 0.0, 0.0)  # §5 keeps every valid one
 
 
 def test_proposal_points_options() -> None:
     g = [_game()]
-    both = proposal_points(g, TomOptions(include_baseline=True))
+    both = proposal_points(g, TomOptions(include_baseline=True, skip_empty=True))
     assert [(p.turn, p.request, p.offer) for p in both] == [(1, 7.0, 6.0), (2, 9.0, 0.0)]
-    with_pass = proposal_points(g, TomOptions(skip_empty=False))
-    assert [(p.turn, p.request, p.offer) for p in with_pass] == [(1, 7.0, 6.0), (3, 0.0, 0.0)]
+    no_pass = proposal_points(g, TomOptions(skip_empty=True))
+    assert [(p.turn, p.request, p.offer) for p in no_pass] == [(1, 7.0, 6.0)]
 
 
 def _pt(x: float, y: float, eid: str = "e") -> ProposalPoint:

@@ -2,7 +2,8 @@
 
 §3.2 [A]: scores are whole numbers 0..10 over the report's domain (the items in any hand). A
 score out of range is clipped, a fractional one rounded, a missing item set to 0, an item outside
-the domain dropped, and every such repair is logged; an order that is missing or not an object is
+the domain dropped, and every such repair is logged (`scores`, shared with the study, which
+applies the same repairs to every stored report); an order that is missing or not an object is
 a parse failure, logged and stored as missing, never filled in as if reported. The action part is
 validated by the game's own action space, so an illegal proposal is refused with the engine's
 reason and re-asked; the reports never affect the game.
@@ -15,17 +16,16 @@ to the domain, and the proposal's items limited to what each hand holds.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.agents.parsing import ParseError
+from stratagem.agents.tom.scores import SCORE_MAX, SCORE_MIN, repair_values
 from stratagem.agents.tom.texts import bare
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import DecisionSpace, ProposalSpace, item_name
+from stratagem.games.tradecraft_actions import DecisionSpace, ProposalSpace
 
-SCORE_MIN, SCORE_MAX = 0, 10
 ACTION_KEYS = {"proposal": ("offer", "request", "message"), "decision": ("decision", "message")}
 
 
@@ -56,25 +56,6 @@ def first_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _score(value: Any) -> tuple[int, str | None]:
-    """A score as a whole number 0..10, and the repair made (None when none was needed)."""
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return SCORE_MIN, f"unreadable score {value!r} set to 0"
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return SCORE_MIN, f"unreadable score {value!r} set to 0"
-    note = None
-    if value != int(value):
-        note = f"score {value} rounded"
-    score = round(value)
-    if not SCORE_MIN <= score <= SCORE_MAX:
-        clipped = min(max(score, SCORE_MIN), SCORE_MAX)
-        return clipped, f"score {value} clipped to {clipped}"
-    return score, note
-
-
 def read_reports(data: Mapping[str, Any], order: int, domain: Sequence[str]) -> Reports:
     """Orders 0..`order` of a reply's reports over `domain` (full item names), §3.2 [A]."""
     out = Reports()
@@ -85,27 +66,8 @@ def read_reports(data: Mapping[str, Any], order: int, domain: Sequence[str]) -> 
             out.failed.append(k)
             out.errors.append(f"{key} missing" if raw is None else f"{key} is not an object")
             continue
-        given: dict[str, Any] = {}
-        for name, value in raw.items():
-            try:
-                item = item_name(name)
-            except IllegalAction:
-                out.errors.append(f"{key}: dropped a key that is not an item name")
-                continue
-            if item in domain:
-                given[item] = value
-            else:
-                out.errors.append(f"{key}: dropped {bare(item)} (in nobody's hand)")
-        scores: dict[str, int] = {}
-        for item in domain:
-            if item not in given:
-                scores[item] = SCORE_MIN
-                out.errors.append(f"{key}: {bare(item)} missing, set to 0")
-                continue
-            scores[item], note = _score(given[item])
-            if note:
-                out.errors.append(f"{key}[{bare(item)}]: {note}")
-        out.values[k] = scores
+        out.values[k], notes = repair_values(raw, domain, key)
+        out.errors += notes
     return out
 
 

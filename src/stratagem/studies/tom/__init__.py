@@ -16,6 +16,7 @@ from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
 from stratagem.studies.registry import Study, register
 from stratagem.studies.tom.extract import has_tom_notes, is_tradecraft
+from stratagem.studies.tom.options import TomOptions
 
 
 def applies(episode: EpisodeData) -> bool:
@@ -26,7 +27,7 @@ def applies(episode: EpisodeData) -> bool:
 def sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
     from stratagem.studies.tom.section import tom_sections  # deferred: see the docstring
 
-    return tom_sections(report, episodes)
+    return tom_sections(report, episodes, report.study_options("tom", TomOptions))
 
 
 STUDY = register(
@@ -36,5 +37,6 @@ STUDY = register(
         spec="seed-002",
         applies=applies,
         sections=sections,
+        options=TomOptions,
     )
 )

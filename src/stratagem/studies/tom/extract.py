@@ -8,6 +8,9 @@ What the ToM-reporting agent records, per decision of a ToM seat:
   "V2"), whether it is the baseline, the orders whose report could not be read
   (`failed_orders`) and its counts (submissions, craft checks, model calls);
 - one belief row per order it reported: content `{"turn", "phase", "values": {item: 0..10}}`.
+  Every row is read with the agent's own §3.2 repairs (`agents/tom/scores`), so a report from
+  another tool (a score of 7.5, or "7") is read as the agent reads a reply; each repair and
+  each duplicate row is kept on the game, for the report to count and show.
 
 The **focal** seat (§3.3, §5) is the one whose notes say `baseline: false`; when both say so
 (a `V0 vs V0` game whose line-up marks no baseline) seat 0, flagged `baseline_focal`; when both
@@ -25,10 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from stratagem.agents.tom.scores import AGENT_READING, ScoreReading, repair_values
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import BeliefRecord, EventRecord
 from stratagem.experiments.store import ResultStore
+from stratagem.games.spaces import IllegalAction
+from stratagem.games.tradecraft_actions import item_name
+from stratagem.games.tradecraft_rules import to_fraction
+from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.records import (
     GROUPS,
     Group,
@@ -74,17 +82,25 @@ def _int(data: Mapping[str, Any], key: str, where: str) -> int:
     return value
 
 
-def _items(value: object, where: str) -> dict[str, int]:
+def _items(value: object, where: str) -> dict[str, float]:
+    """Item counts as the engine records them: whole numbers, or "p/q" text for the fractions a
+    game with `fractional_amounts` allows (read by the engine's own amount parser)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise _bad(where, value)
-    out: dict[str, int] = {}
+    out: dict[str, float] = {}
     for item, n in value.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        if isinstance(n, bool) or not isinstance(n, (int, str)):
             raise _bad(f"{where}[{item}]", n)
-        if n:
-            out[str(item)] = n
+        try:
+            amount = to_fraction(n)
+        except ValueError:
+            raise _bad(f"{where}[{item}]", n) from None
+        if amount < 0:
+            raise _bad(f"{where}[{item}]", n)
+        if amount:
+            out[str(item)] = int(amount) if amount.denominator == 1 else float(amount)
     return out
 
 
@@ -169,9 +185,54 @@ def _counts(seat: _Seat | None, decisions: int) -> SeatCounts:
 # -- reports, proposals, the end -----------------------------------------------------------------
 
 
-def reports(beliefs: Sequence[BeliefRecord]) -> tuple[Report, ...]:
-    """One `Report` per (turn, seat, phase), the orders the seat's belief rows hold."""
+@dataclass(frozen=True)
+class ReadReports:
+    """A game's reports, with the §3.2 repairs made and the duplicate belief rows ignored."""
+
+    reports: tuple[Report, ...]
+    repairs: tuple[str, ...] = ()
+    duplicates: tuple[str, ...] = ()
+
+
+Domains = Mapping[tuple[int, int, str], Sequence[str]]
+"""(turn, seat, phase) -> the report's domain (the items in any hand), as the agent noted it."""
+
+
+def domains(events: Sequence[EventRecord]) -> dict[tuple[int, int, str], list[str]]:
+    """The domain of each report from the `tom` notes (`domain`); a note without one (an older
+    store, another tool) leaves its reports' domain unknown: nothing dropped or filled."""
+    out: dict[tuple[int, int, str], list[str]] = {}
+    for e in events:
+        if e.kind != NOTES or e.player is None:
+            continue
+        data = _data(e)
+        domain, turn, phase = data.get("domain"), data.get("turn"), data.get("phase")
+        if domain is None or phase not in ("proposal", "decision"):
+            continue
+        where = f"tom notes event {e.seq} domain"
+        if not isinstance(domain, list) or isinstance(turn, bool) or not isinstance(turn, int):
+            raise _bad(where, domain)
+        try:
+            out[(turn, e.player, str(phase))] = [item_name(i) for i in domain]
+        except IllegalAction:
+            raise _bad(where, domain) from None
+    return out
+
+
+def reports(
+    beliefs: Sequence[BeliefRecord],
+    reading: ScoreReading = AGENT_READING,
+    known: Domains | None = None,
+) -> ReadReports:
+    """One `Report` per (turn, seat, phase), the orders the seat's belief rows hold.
+
+    Every row's scores get the agent's §3.2 repairs (`agents/tom/scores`: out of range
+    clipped, fractions made whole as `reading` says, over the noted domain when `known`),
+    each repair named; a row repeating a (turn, seat, phase, order) is ignored, the first
+    stored row used, and named. A row that is not a report at all is damage (raises)."""
     found: dict[tuple[int, int, str], dict[int, dict[str, int]]] = {}
+    repairs: list[str] = []
+    duplicates: list[str] = []
     for b in beliefs:
         where = f"belief (step {b.round}, seat {b.player}, order {b.order})"
         content = b.content
@@ -186,12 +247,16 @@ def reports(beliefs: Sequence[BeliefRecord]) -> tuple[Report, ...]:
         values = content.get("values")
         if not isinstance(values, Mapping):
             raise _bad(f"{where}.values", values)
-        scores: dict[str, int] = {}
-        for item, score in values.items():
-            if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 10:
-                raise _bad(f"{where}.values[{item}]", score)
-            scores[str(item)] = score
-        found.setdefault((turn, b.player, str(phase)), {}).setdefault(b.order, scores)
+        key = (turn, b.player, str(phase))
+        scores, notes = repair_values(values, (known or {}).get(key), f"V{b.order}", reading)
+        at = f"turn {turn}, seat {b.player} ({phase})"
+        orders = found.setdefault(key, {})
+        if b.order in orders:
+            same = "the same" if orders[b.order] == scores else "different"
+            duplicates.append(f"{at} V{b.order} again, {same} scores")
+            continue
+        orders[b.order] = scores
+        repairs += [f"{at} {note}" for note in notes]
     out = []
     for (turn, seat, phase), orders in sorted(found.items()):
         out.append(
@@ -204,7 +269,7 @@ def reports(beliefs: Sequence[BeliefRecord]) -> tuple[Report, ...]:
                 v2=orders.get(2),
             )
         )
-    return tuple(out)
+    return ReadReports(tuple(out), tuple(repairs), tuple(duplicates))
 
 
 def _invalid_count(events: Sequence[EventRecord], seat: int) -> int:
@@ -289,20 +354,24 @@ def _outcome(events: Sequence[EventRecord]) -> Mapping[str, Any]:
 # -- one game -------------------------------------------------------------------------------------
 
 
-def tom_game(episode: EpisodeData, beliefs: Sequence[BeliefRecord]) -> TomGame | None:
+def tom_game(
+    episode: EpisodeData, beliefs: Sequence[BeliefRecord], options: TomOptions = DEFAULTS
+) -> TomGame | None:
     """The record of one finished ToM game; None when both seats are baselines (no study game).
 
     A damaged game raises a StratagemError naming the episode and the field."""
     eid = episode.record.id
     try:
-        return _game(episode, beliefs)
+        return _game(episode, beliefs, options)
     except _Damaged as exc:
         raise StratagemError(f"ToM episode '{eid}': {exc}") from None
     except StratagemError as exc:  # the records' own checks
         raise StratagemError(f"ToM episode '{eid}': {exc}") from None
 
 
-def _game(episode: EpisodeData, beliefs: Sequence[BeliefRecord]) -> TomGame | None:
+def _game(
+    episode: EpisodeData, beliefs: Sequence[BeliefRecord], options: TomOptions
+) -> TomGame | None:
     events = episode.events
     seats = _seats(events)
     chosen = focal_seat(seats)
@@ -330,6 +399,7 @@ def _game(episode: EpisodeData, beliefs: Sequence[BeliefRecord]) -> TomGame | No
     turns = _int(outcome, "turns", "outcome")
     invalid = [_invalid_count(events, p) for p in (0, 1)]
     seat_model = episode.seats[focal].model if focal < len(episode.seats) else ""
+    read = reports(beliefs, options.reading, domains(events))
     return TomGame(
         episode_id=episode.record.id,
         model=seat_model or episode.model,
@@ -341,7 +411,7 @@ def _game(episode: EpisodeData, beliefs: Sequence[BeliefRecord]) -> TomGame | No
             _items(targets[0], "outcome.targets[0]"),
             _items(targets[1], "outcome.targets[1]"),
         ),
-        reports=reports(beliefs),
+        reports=read.reports,
         proposals=proposals(events),
         outcome=kind,
         winners=tuple(winners),
@@ -349,6 +419,8 @@ def _game(episode: EpisodeData, beliefs: Sequence[BeliefRecord]) -> TomGame | No
         payoffs=(float(payoffs[0]), float(payoffs[1])),
         counts=(_counts(seats.get(0), invalid[0]), _counts(seats.get(1), invalid[1])),
         baseline_focal=by_default,
+        repairs=read.repairs,
+        duplicates=read.duplicates,
     )
 
 
@@ -381,7 +453,9 @@ def unfinished(store: ResultStore, experiment_id: str) -> dict[str, int]:
     return dict(counts)
 
 
-def tom_data(episodes: Sequence[EpisodeData], beliefs: BeliefReader) -> TomData:
+def tom_data(
+    episodes: Sequence[EpisodeData], beliefs: BeliefReader, options: TomOptions = DEFAULTS
+) -> TomData:
     """Every finished TradeCraft episode as a study game, or the reason it is not one; the
     first damaged ToM game raises (see the module docstring)."""
     data = TomData([])
@@ -391,7 +465,7 @@ def tom_data(episodes: Sequence[EpisodeData], beliefs: BeliefReader) -> TomData:
         if not has_tom_notes(e):
             data.skip(NO_NOTES, e.record.id)
             continue
-        game = tom_game(e, beliefs(e.record.id))
+        game = tom_game(e, beliefs(e.record.id), options)
         if game is None:
             data.skip(BASELINES, e.record.id)
         else:

@@ -2,7 +2,8 @@
 reproduction can say whether ToM elicitation changes how games end, not only how agents talk.
 
 Rates pool counts over the cell's games (Σ numerators / Σ denominators), so a game with more
-proposals or turns weighs more; a rate with a zero denominator is None, never 0.
+proposals or turns weighs more; a rate with a zero denominator is None, never 0. The acceptance
+rate divides by valid proposals (§7), empty ones included unless `TomOptions.skip_empty`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.records import Group, TomGame
 
 Key = tuple[str, str]
@@ -24,9 +26,9 @@ class SeatRates:
     """§7's per-seat-role rates: one for the focal seat, one for the baseline seat."""
 
     proposals: int
-    """Delivered non-empty proposals the seat made."""
+    """Delivered proposals the seat made (non-empty ones only with `skip_empty`)."""
     acceptance: float | None
-    """#accepted / #delivered non-empty proposals the seat made (§7, split by proposer)."""
+    """#accepted / #delivered proposals the seat made (§7, split by proposer)."""
     invalid_rate: float | None
     """invalid_submissions / submissions (§7)."""
     craft_errors_per_turn: float | None
@@ -54,11 +56,13 @@ class Outcomes:
     baseline: SeatRates
 
 
-def _seat_rates(games: Sequence[TomGame], focal: bool) -> SeatRates:
+def _seat_rates(games: Sequence[TomGame], focal: bool, options: TomOptions) -> SeatRates:
     made = accepted = submissions = invalid = errors = turns = expected = failures = 0
     for g in games:
         seat = g.focal if focal else g.opponent
-        mine = [p for p in g.proposals if p.proposer == seat and not p.empty]
+        mine = [
+            p for p in g.proposals if p.proposer == seat and not (p.empty and options.skip_empty)
+        ]
         made += len(mine)
         accepted += sum(1 for p in mine if p.accepted)
         c = g.counts[seat]
@@ -77,7 +81,7 @@ def _seat_rates(games: Sequence[TomGame], focal: bool) -> SeatRates:
     )
 
 
-def _cell(games: Sequence[TomGame]) -> Outcomes:
+def _cell(games: Sequence[TomGame], options: TomOptions) -> Outcomes:
     n = len(games)
     focal_wins = sum(1 for g in games if g.outcome == "win" and g.winners == (g.focal,))
     opp_wins = sum(1 for g in games if g.outcome == "win" and g.winners == (g.opponent,))
@@ -91,14 +95,16 @@ def _cell(games: Sequence[TomGame]) -> Outcomes:
         sum(1 for g in games if g.outcome == "timeout") / n,
         sum(g.payoffs[g.focal] for g in games) / n,
         sum(g.turns for g in games) / n,
-        _seat_rates(games, focal=True),
-        _seat_rates(games, focal=False),
+        _seat_rates(games, True, options),
+        _seat_rates(games, False, options),
     )
 
 
-def outcome_metrics(games: Sequence[TomGame]) -> dict[Key, Outcomes]:
+def outcome_metrics(
+    games: Sequence[TomGame], options: TomOptions = DEFAULTS
+) -> dict[Key, Outcomes]:
     """§7: one `Outcomes` per (model, group) present in `games`."""
     cells: dict[Key, list[TomGame]] = {}
     for g in games:
         cells.setdefault((g.model, g.group), []).append(g)
-    return {key: _cell(cells[key]) for key in sorted(cells)}
+    return {key: _cell(cells[key], options) for key in sorted(cells)}

@@ -44,7 +44,7 @@ def proposal_points(
 ) -> list[ProposalPoint]:
     """Every delivered proposal of the focal seat (both seats if `include_baseline`), valued by
     the V0 its proposer reported at the same turn; one without a readable V0 gives no point.
-    Empty pass-proposals are left out when `skip_empty` (see `TomOptions`)."""
+    Empty proposals are kept (§5 keeps every valid one) unless `skip_empty`."""
     points: list[ProposalPoint] = []
     for game in games:
         for p in game.proposals:
@@ -85,15 +85,17 @@ def _moments(w: FloatArray, x: FloatArray, y: FloatArray) -> tuple[FloatArray, F
     §5: m = cov(x, y)/var(x), r = cov(x, y)/sqrt(var(x)·var(y)), here as weighted sums so a
     bootstrap replicate is just a row of draw counts.
     """
-    sw = w.sum(axis=1)
+    # a row that drew only games without points weighs nothing: its moments are NaN (undefined)
+    sw = np.where(w.sum(axis=1) > 0, w.sum(axis=1), np.nan)
     mx, my = (w @ x) / sw, (w @ y) / sw
     vx = (w @ (x * x)) / sw - mx**2
     vy = (w @ (y * y)) / sw - my**2
     cxy = (w @ (x * y)) / sw - mx * my
     scale_x = max(float(np.max(x * x)), 1.0)
     scale_y = max(float(np.max(y * y)), 1.0)
-    ok_x = vx > TINY * scale_x
-    ok_xy = ok_x & (vy > TINY * scale_y)
+    with np.errstate(invalid="ignore"):
+        ok_x = vx > TINY * scale_x
+        ok_xy = ok_x & (vy > TINY * scale_y)
     with np.errstate(divide="ignore", invalid="ignore"):
         m = np.where(ok_x, cxy / np.where(ok_x, vx, 1.0), np.nan)
         r = np.where(ok_xy, cxy / np.sqrt(np.where(ok_xy, vx * vy, 1.0)), np.nan)
@@ -125,6 +127,7 @@ class MRSummary:
     r: float | None
     n: int
     episodes: int
+    """The games resampled: every game of the (model, group), with a proposal or not (§5)."""
     m_ci: tuple[float, float] | None
     r_ci: tuple[float, float] | None
     m_defined: int = 0
@@ -138,15 +141,23 @@ def _interval(stats: FloatArray, level: float) -> tuple[float, float] | None:
     return None if low is None or high is None else (low, high)
 
 
-def mr_with_ci(points: Sequence[ProposalPoint], options: TomOptions = DEFAULTS) -> MRSummary:
-    """§5: m and r with percentile intervals from resampling *episodes* with replacement
-    (B = options.bootstrap), recomputing m and r each time; undefined replicates are skipped
-    and counted."""
+def mr_with_ci(
+    points: Sequence[ProposalPoint],
+    options: TomOptions = DEFAULTS,
+    episodes: Sequence[str] = (),
+) -> MRSummary:
+    """§5: m and r with percentile intervals from resampling the group's *episodes* with
+    replacement (B = options.bootstrap), recomputing m and r each time; undefined replicates
+    (too few points, or none: a draw of games without a proposal) are skipped and counted.
+
+    §5 resamples "the 20 episodes", so `episodes` names every game of the group, those
+    without a scored proposal included (they weigh 0 in a replicate); the points' own games
+    are always among them."""
     check_bootstrap(options.bootstrap, options.level)
     point = fit_mr(points)
-    episodes = sorted({p.episode_id for p in points})
+    episodes = sorted({p.episode_id for p in points} | set(episodes))
     if not points:
-        return MRSummary(None, None, 0, 0, None, None)
+        return MRSummary(None, None, 0, len(episodes), None, None)
     index = {e: k for k, e in enumerate(episodes)}
     owner = np.array([index[p.episode_id] for p in points], dtype=np.int64)
     x = np.array([p.request for p in points], dtype=np.float64)
@@ -176,5 +187,10 @@ def mr_map(games: Sequence[TomGame], options: TomOptions = DEFAULTS) -> dict[Key
     points = proposal_points(games, options)
     keys = sorted({(g.model, g.group) for g in games})
     return {
-        key: mr_with_ci([p for p in points if (p.model, p.group) == key], options) for key in keys
+        key: mr_with_ci(
+            [p for p in points if (p.model, p.group) == key],
+            options,
+            [g.episode_id for g in games if (g.model, g.group) == key],
+        )
+        for key in keys
     }

@@ -10,7 +10,7 @@ Conventions:
   is the one whose agent entry is not marked `baseline` (§5 [A]: "the seat assigned as test").
 - **Groups** (§3.3) are named by the highest order the focal agent reports: "V0", "V1", "V2".
 - **Reports** are the V0/V1/V2 dictionaries of §3.1 over the report's domain (the items in any
-  hand at report time, §3.2), scores whole numbers 0..10 after §3.2's clipping and filling; an
+  hand at report time, §3.2), scores whole numbers 0..10 after §3.2's repairs; an
   order the agent was asked for but whose report could not be read is absent (None) and counted
   in `report_failures`.
 - **Turns** are the game's 1-based turn indices (§2.5 [R] turn_index); both seats report once per
@@ -32,15 +32,16 @@ GROUPS: tuple[Group, ...] = ("V0", "V1", "V2")
 Phase = Literal["proposal", "decision"]
 Values = Mapping[str, int]
 """Item -> utility score 0..10 (§3.2)."""
-Items = Mapping[str, int]
-"""Item -> whole count (a proposal's offer or request)."""
+Items = Mapping[str, float]
+"""Item -> count (a proposal's offer or request): whole, unless the game was played with
+`fractional_amounts` (seed-002 §2.6 says only "> 0")."""
 
 
 def _fail(where: str, msg: str) -> StratagemError:
     return StratagemError(f"ToM record {where}: {msg}")
 
 
-def _frozen(mapping: Mapping[str, int]) -> Mapping[str, int]:
+def _frozen(mapping: Mapping[str, float]) -> Mapping[str, float]:
     return MappingProxyType(dict(mapping))
 
 
@@ -157,6 +158,12 @@ class TomGame:
     baseline_focal: bool = False
     """True in `V0 vs V0` games where neither seat is marked baseline and seat 0 was taken as
     focal by default; informational only."""
+    repairs: tuple[str, ...] = ()
+    """The §3.2 repairs made while reading the stored reports (`extract`), each naming its
+    belief row: a report imported from another tool is read as the agent reads a reply."""
+    duplicates: tuple[str, ...] = ()
+    """Belief rows repeating a (turn, seat, phase, order) already read, each named: the first
+    stored row is used, and the report says how many were ignored."""
 
     def __post_init__(self) -> None:
         where = f"game {self.episode_id}"
@@ -177,6 +184,8 @@ class TomGame:
         object.__setattr__(self, "reports", tuple(self.reports))
         object.__setattr__(self, "proposals", tuple(self.proposals))
         object.__setattr__(self, "winners", tuple(self.winners))
+        object.__setattr__(self, "repairs", tuple(self.repairs))
+        object.__setattr__(self, "duplicates", tuple(self.duplicates))
 
     @property
     def opponent(self) -> int:

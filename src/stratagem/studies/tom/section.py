@@ -39,7 +39,7 @@ from stratagem.studies.tom.belief_accuracy import (
     revealed_kl,
 )
 from stratagem.studies.tom.extract import TomData, tom_data, unfinished
-from stratagem.studies.tom.options import TomOptions
+from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.plots import kl_turn_figure, mr_figure, scatter_figure
 from stratagem.studies.tom.proposals import MRSummary, mr_map, proposal_points
 from stratagem.studies.tom.records import TomGame
@@ -51,10 +51,12 @@ from stratagem.studies.tom.section_blocks import (
 
 SECTION_ID = "tom"
 TITLE = "Theory of mind (seed-002)"
-OPTIONS = TomOptions()
-"""The spec's defaults (seed-002 §4–§6 [A]: each open choice is an option, named in captions)."""
+OPTIONS = DEFAULTS
+"""The defaults (`options`: each choice of §3.2–§7 is an option, named in captions)."""
 DPI = 100
 MAX_REASONS = 5
+EXAMPLES = 3
+"""Repairs and duplicate rows named as examples in the reading note (all are counted)."""
 
 INTRO = (
     "TradeCraft (seed-002) is a two-player game of trade and crafting with Minecraft items: each "
@@ -191,18 +193,26 @@ def reading(s: MRSummary) -> str:
     return "selfish (m < 1)" if s.m < 1 else "concessive (m > 1)"
 
 
+def _no_v0(game: TomGame, turn: int, seat: int) -> bool:
+    report = game.report(turn, seat)
+    return report is None or report.v0 is None
+
+
 def proposal_blocks(games: Sequence[TomGame], options: TomOptions = OPTIONS) -> list[Block]:
     blocks: list[Block] = [Heading("Proposals (§5)")]
     points = proposal_points(games, options)
     mine = [(g, p) for g in games for p in g.proposals if p.proposer == g.focal]
     empty = sum(1 for _, p in mine if p.empty)
     invalid = sum(g.counts[g.focal].invalid_decisions for g in games)
-    left = len(mine) - len(points)
+    unread = sum(
+        1 for g, p in mine if not (p.empty and options.skip_empty) and _no_v0(g, p.turn, p.proposer)
+    )
+    empties = "left out: option skip_empty" if options.skip_empty else "kept, as §5 keeps all"
     excluded = (
-        f"Of the focal agents' {plural(len(mine), 'delivered proposal')}, {left} are left out "
-        f"({empty} empty passes{' (option skip_empty)' if options.skip_empty else ''}, the "
-        "rest without a readable V0 at that turn); moves that stayed invalid after the re-asks "
-        f"({invalid} in all, proposals, decisions and crafts) are never scored."
+        f"Of the focal agents' {plural(len(mine), 'delivered proposal')} ({empty} empty, "
+        f"{empties}), {unread} without a readable V0 at that turn are left out; moves that "
+        f"stayed invalid after the re-asks ({invalid} in all, proposals, decisions and crafts) "
+        "are never scored."
     )
     if not points:
         return [*blocks, Note("No focal proposal can be valued. " + excluded)]
@@ -221,7 +231,8 @@ def proposal_blocks(games: Sequence[TomGame], options: TomOptions = OPTIONS) -> 
             "count × V0 over what it asks for, offer = the same over what it gives. m is the "
             "OLS slope of offer on request (with intercept), r their Pearson correlation; "
             f"{options.level:.0%} percentile intervals from {options.bootstrap:,} bootstrap "
-            "resamples of whole games. Reading: m ≈ 1 fair, m < 1 selfish (asks more than it "
+            "resamples of the group's games (all of them, with a proposal or not; Games "
+            "counts them). Reading: m ≈ 1 fair, m < 1 selfish (asks more than it "
             "gives), m > 1 concessive. " + excluded,
             ["Model", "Group", "m", "r", "Proposals (n)", "Games", "Reading"],
             rows,
@@ -283,15 +294,52 @@ def _excluded_note(data: TomData, pending: dict[str, int], games: Sequence[TomGa
     return Note("; ".join(parts) + f". Games per model and group: {cells}.")
 
 
-def tom_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
+def _examples(games: Sequence[TomGame], attr: str) -> tuple[int, int, str]:
+    """(how many, in how many games, the first few named with their episode)."""
+    found = [(g.episode_id, x) for g in games for x in getattr(g, attr)]
+    named = "; ".join(f"episode '{e}' {x}" for e, x in found[:EXAMPLES])
+    return len(found), len({e for e, _ in found}), named
+
+
+def reading_notes(games: Sequence[TomGame], options: TomOptions) -> list[Block]:
+    """The §3.2 repairs the stored reports needed, and the duplicate belief rows ignored:
+    counted and shown, never silent (none: no note)."""
+    notes: list[Block] = []
+    n, where, named = _examples(games, "repairs")
+    if n:
+        notes.append(
+            Note(
+                f"{plural(n, 'score')} in {plural(where, 'game')} needed §3.2's repairs when "
+                "read, as the ToM agent repairs a reply (out of range clipped, a missing item "
+                "0, an item in nobody's hand dropped, a fraction made whole "
+                f"({options.score_rounding}), a number written as text "
+                f"{'read' if options.string_scores else 'unreadable, 0'}), e.g. {named}."
+            )
+        )
+    n, where, named = _examples(games, "duplicates")
+    if n:
+        notes.append(
+            Note(
+                f"{plural(n, 'duplicate belief row')} in {plural(where, 'game')} (a turn, "
+                "seat, phase and order reported twice) ignored: the first stored row is "
+                f"used. E.g. {named}."
+            )
+        )
+    return notes
+
+
+def tom_sections(
+    report: ReportData, episodes: Sequence[EpisodeData], options: TomOptions = DEFAULTS
+) -> list[Section]:
     """The section, shown whenever the report holds ToM TradeCraft games."""
-    data = tom_data(episodes, report.store.beliefs)
+    data = tom_data(episodes, report.store.beliefs, options)
     games = data.games
     section = Section(SECTION_ID, TITLE)
     section.blocks += [Paragraph(INTRO), Definitions(REPORTS, compact=True)]
     section.blocks.append(
         _excluded_note(data, unfinished(report.store, report.experiment.id), games)
     )
+    section.blocks += reading_notes(games, options)
     if not games:
         section.blocks.append(
             Note(
@@ -300,9 +348,9 @@ def tom_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Se
             )
         )
         return [section]
-    section.blocks += belief_blocks(games)
-    section.blocks += proposal_blocks(games)
-    section.blocks += decision_blocks(games, OPTIONS, DPI)
-    section.blocks += outcome_blocks(games)
-    section.blocks += calibration_blocks(games, OPTIONS)
+    section.blocks += belief_blocks(games, options)
+    section.blocks += proposal_blocks(games, options)
+    section.blocks += decision_blocks(games, options, DPI)
+    section.blocks += outcome_blocks(games, options)
+    section.blocks += calibration_blocks(games, options)
     return [section]

@@ -79,18 +79,25 @@ def decision_blocks(games: Sequence[TomGame], options: TomOptions, dpi: int) -> 
     )
     excluded = (
         f"{plural(len(samples), 'focal decision')} with readable reports of "
-        f"{focal_decided} decided by the focal agents (empty pass-proposals "
-        f"{'left out' if options.skip_empty else 'kept'}; decisions that stayed invalid are "
-        "never scored)."
+        f"{focal_decided} decided by the focal agents (empty proposals "
+        f"{'left out: option skip_empty' if options.skip_empty else 'kept'}; decisions that "
+        "stayed invalid are never scored)."
+    )
+    fit = "L-BFGS-B refinement off the grid" if options.refine else "parameters on the grid"
+    f1 = (
+        "over the accept and reject classes (a class absent from a fold and its predictions "
+        "scores 0)"
+        if options.f1_classes == "both"
+        else "over the classes present in each fold"
     )
     ours = make_table(
         "Table 1 (this experiment): macro-F1 of the utility model",
         "Each group's utility model (zero order U(0) = G0 − ρL0; first order adds w1(G1 − γL1); "
         "second order adds w2(G2 − κL2)), fitted to the focal agent's accept/reject decisions "
         "from its own reports: G_k sums its order-k values over what it would receive, L_k "
-        f"over what it would give. Macro-F1 mean ± std over {options.folds} episode-wise "
-        f"folds; n decisions. Grid + logistic fit, C = {options.C:g}, selection "
-        f"{options.selection!r}. " + excluded,
+        f"over what it would give. Macro-F1 {f1}, mean ± std over {options.folds} "
+        f"episode-wise folds; n decisions. Grid search ({fit}), logistic fit C = "
+        f"{options.C:g}, selection {options.selection!r}. " + excluded,
         ["Model", *(x for g in GROUPS for x in (ORDER_NAMES[g], "n"))],
         [
             [m, *(x for g in GROUPS for x in (f1_cell(fits.get((m, g))), _n(fits.get((m, g)))))]
@@ -112,9 +119,35 @@ def decision_blocks(games: Sequence[TomGame], options: TomOptions, dpi: int) -> 
     note = _reasons(fits, "The utility model is")
     if note is not None:
         blocks.append(note)
+    blocks += _one_class_note(fits, options)
     blocks += _coefficient_blocks(fits, dpi)
     blocks += _plain_blocks(games, samples, options)
     return blocks
+
+
+def _one_class_note(
+    fits: dict[tuple[str, str], UtilityFit | str], options: TomOptions
+) -> list[Block]:
+    """§6 leaves a fold of one class open (`f1_classes`): say how many folds had one."""
+    cells = [
+        f"{m} · {g}: {fit.one_class_folds} of {len(fit.fold_f1)}"
+        for (m, g), fit in sorted(fits.items())
+        if isinstance(fit, UtilityFit) and fit.one_class_folds
+    ]
+    if not cells:
+        return []
+    scored = (
+        "averaged over both classes, the absent one scoring 0 (0.5 when predicted right)"
+        if options.f1_classes == "both"
+        else "averaged over the class present (1.0 when predicted right)"
+    )
+    return [
+        Note(
+            "Test folds whose decisions were all accepts or all rejects: "
+            f"{'; '.join(cells)}. Their macro-F1 is {scored}: option f1_classes "
+            f"= {options.f1_classes!r} (§6 leaves this 0/0 open)."
+        )
+    ]
 
 
 def _coefficient_blocks(fits: dict[tuple[str, str], UtilityFit | str], dpi: int) -> list[Block]:
@@ -183,9 +216,10 @@ def _pct(value: float | None) -> CellView:
     return CellView("–", "num empty") if value is None else CellView(f"{value:.1%}", "num")
 
 
-def outcome_blocks(games: Sequence[TomGame]) -> list[Block]:
+def outcome_blocks(games: Sequence[TomGame], options: TomOptions) -> list[Block]:
     """§7: how games ended and what went wrong, per model and group (not in the paper)."""
-    cells = outcome_metrics(games)
+    cells = outcome_metrics(games, options)
+    proposals = "non-empty proposals (option skip_empty)" if options.skip_empty else "proposals"
     ends = make_table(
         "Outcomes (not reported in the paper)",
         "§7 [A]: the share of games the focal agent won alone, the opponent won, both crafted "
@@ -211,7 +245,7 @@ def outcome_blocks(games: Sequence[TomGame]) -> list[Block]:
             )  # fmt: skip
     errors = make_table(
         "Acceptance and errors by seat (not reported in the paper)",
-        "Per seat role: its delivered non-empty proposals and the share the other seat "
+        f"Per seat role: its delivered {proposals} and the share the other seat "
         "accepted; invalid proposals (submissions the engine refused or could not read, "
         "re-asks included, over all submissions); failed craft_recipe_check calls per turn; "
         "and V reports that could not be read over reports asked for. All counted, never "

@@ -3,7 +3,8 @@ V reports, turned into gains and losses, predict its accept/reject decisions.
 
 Each decision gives G_k = Σ count·v_k over what the DM would receive (the proposal's offer) and
 L_k over what it would give (the request). The group's utility model (U(0), U(0,1) or U(0,1,2))
-is fitted by grid + L-BFGS + logistic regression (`utility_grid`) and scored by episode-wise
+is fitted by a grid search with LogisticRegression(lbfgs) at the grid points (`utility_grid`;
+an L-BFGS-B refinement off the grid is the `refine` option) and scored by episode-wise
 GroupKFold macro-F1, mean ± std over folds as Table 1 reports it.
 """
 
@@ -38,8 +39,9 @@ class DecisionSample:
     model: str
     group: Group
     turn: int
-    g: tuple[float, ...]
-    l: tuple[float, ...]  # noqa: E741 - the spec's L
+    g: tuple[float | None, ...]
+    """G_0, G_1, ... up to the order the DM was asked for; None where that report was unread."""
+    l: tuple[float | None, ...]  # noqa: E741 - the spec's L
     y: int
 
 
@@ -48,8 +50,10 @@ def decision_samples(
 ) -> list[DecisionSample]:
     """Every decided proposal whose DM is the focal seat (either seat if `include_baseline`),
     with G_k, L_k from the DM's own reports at that turn, k up to the order the DM was asked
-    for and stopping at the first unread one; no readable V0 gives no sample. Empty proposals
-    follow `skip_empty` (all features 0: nothing to decide on)."""
+    for; an unread order is None and the others keep their features (Table 2 defines each
+    from its own report), and a turn with no readable report gives no sample. Empty proposals
+    (all features 0) are kept, as §6 keeps every proposal shown to the DM, unless
+    `skip_empty`."""
     out: list[DecisionSample] = []
     for game in games:
         for p in game.proposals:
@@ -60,16 +64,14 @@ def decision_samples(
                 continue
             report = game.report(p.turn, dm)
             top = ORDER[game.group] if dm == game.focal else 0
-            g: list[float] = []
-            l: list[float] = []  # noqa: E741
+            g: list[float | None] = []
+            l: list[float | None] = []  # noqa: E741
             for k in range(top + 1):
                 values = report.order(k) if report is not None else None
-                if values is None:
-                    break
                 # §6: G_k over I_recv = the offer, L_k over I_give = the request
-                g.append(value_of(p.offer, values))
-                l.append(value_of(p.request, values))
-            if g:
+                g.append(None if values is None else value_of(p.offer, values))
+                l.append(None if values is None else value_of(p.request, values))
+            if any(v is not None for v in g):
                 y = int(p.accepted)
                 out.append(
                     DecisionSample(game.episode_id, game.model, game.group, p.turn, (*g,), (*l,), y)
@@ -93,6 +95,8 @@ class UtilityFit:
     episodes: int
     accept_rate: float
     notes: tuple[str, ...]
+    one_class_folds: int = 0
+    """Test folds whose decisions were all one class (`TomOptions.f1_classes` scores them)."""
 
 
 @dataclass(frozen=True)
@@ -111,14 +115,17 @@ class PlainFit:
     episodes: int
     accept_rate: float
     notes: tuple[str, ...]
+    one_class_folds: int = 0
 
 
 def _arrays(
     samples: Sequence[DecisionSample], order: int
 ) -> tuple[FloatArray, FloatArray, IntArray, int]:
     """Feature matrix (G0, L0, G1, L1, …), labels, episode index, and how many samples lacked
-    the order (a baseline DM, or an unread V1/V2) and were left out."""
-    kept = [s for s in samples if len(s.g) > order]
+    an order up to `order` (a baseline DM, or an unread report) and were left out."""
+    kept = [
+        s for s in samples if len(s.g) > order and all(s.g[k] is not None for k in range(order + 1))
+    ]
     x = np.array(
         [[v for k in range(order + 1) for v in (s.g[k], s.l[k])] for s in kept], dtype=np.float64
     ).reshape(len(kept), 2 * (order + 1))
@@ -133,13 +140,16 @@ Fitter = Callable[[FloatArray, FloatArray, IntArray], Callable[[FloatArray], Flo
 
 def _cross_validate(
     x: FloatArray, y: FloatArray, groups: IntArray, fit: Fitter, options: TomOptions
-) -> tuple[list[float], list[str]]:
-    """§6: GroupKFold by episode, macro-F1 per held-out fold (sklearn, zero_division 0, over
-    the classes in the fold's truth or predictions). A training fold with one class predicts
-    that class, and says so."""
+) -> tuple[list[float], list[str], int]:
+    """§6: GroupKFold by episode, macro-F1 per held-out fold (sklearn, zero_division 0) over
+    both classes or the present ones (`f1_classes`), and how many test folds held one class.
+    A training fold with one class predicts that class, and says so."""
     scores: list[float] = []
     notes: list[str] = []
+    one_class = 0
+    labels = [0, 1] if options.f1_classes == "both" else None
     for k, (train, test) in enumerate(GroupKFold(n_splits=options.folds).split(x, y, groups)):
+        one_class += len(np.unique(y[test])) < 2
         classes = np.unique(y[train])
         if len(classes) < 2:
             pred = np.full(len(test), int(classes[0]))
@@ -147,8 +157,9 @@ def _cross_validate(
         else:
             prob = fit(x[train], y[train], groups[train])(x[test])
             pred = (prob >= options.threshold).astype(int)
-        scores.append(float(f1_score(y[test].astype(int), pred, average="macro", zero_division=0)))
-    return scores, notes
+        f1 = f1_score(y[test].astype(int), pred, labels=labels, average="macro", zero_division=0)
+        scores.append(float(f1))
+    return scores, notes, one_class
 
 
 def _inputs(
@@ -184,13 +195,11 @@ def _fit_utility(
     x, y, groups, notes = inputs
 
     def fitter(xt: FloatArray, yt: FloatArray, gt: IntArray) -> Callable[[FloatArray], FloatArray]:
-        model = fit_grid(
-            xt, yt, gt, order, options.C, options.selection, options.folds, notes.append
-        )
+        model = fit_grid(xt, yt, gt, order, options, notes.append)
         return lambda xs: model.prob(xs, order)
 
-    scores, cv_notes = _cross_validate(x, y, groups, fitter, options)
-    full = fit_grid(x, y, groups, order, options.C, options.selection, options.folds, notes.append)
+    scores, cv_notes, one_class = _cross_validate(x, y, groups, fitter, options)
+    full = fit_grid(x, y, groups, order, options, notes.append)
     return UtilityFit(
         MODEL_NAMES[order],
         full.params,
@@ -204,6 +213,7 @@ def _fit_utility(
         len(set(groups.tolist())),
         float(y.mean()),
         tuple(dict.fromkeys(notes + cv_notes)),
+        one_class,
     )
 
 
@@ -256,7 +266,7 @@ def _plain_logistic(
         lr, mean, sd = fit_raw(xt, yt)
         return lambda xs: np.asarray(lr.predict_proba((xs - mean) / sd)[:, 1], dtype=np.float64)
 
-    scores, cv_notes = _cross_validate(x, y, groups, fitter, options)
+    scores, cv_notes, one_class = _cross_validate(x, y, groups, fitter, options)
     lr, mean, sd = fit_raw(x, y)
     coef = lr.coef_[0] / sd
     return PlainFit(
@@ -270,6 +280,7 @@ def _plain_logistic(
         len(set(groups.tolist())),
         float(y.mean()),
         tuple(dict.fromkeys(notes + cv_notes)),
+        one_class,
     )
 
 

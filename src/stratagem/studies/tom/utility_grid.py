@@ -1,5 +1,8 @@
 """The fitting engine of the decision-utility models (seed-002 §6): grid search over the
-utility parameters, then L-BFGS refinement, then sklearn's logistic fit at the chosen point.
+utility parameters with the logistic fit of β and b at each grid point, the grid point chosen by
+training log-likelihood (or inner-CV log-loss), then sklearn's LogisticRegression(lbfgs) at the
+chosen point. §6's default keeps the parameters on the grid; `TomOptions.refine` adds an
+L-BFGS-B refinement off the grid.
 
 Why it is vectorised: the U(0,1,2) grid has 11·11·11·13·13 ≈ 225k points, and a logistic fit
 per point (sklearn in a loop, or even one batched Newton fit over all rows) costs seconds per
@@ -9,7 +12,10 @@ its gain is ½·g²/H with g = n·corr(U, y)·sd(y) and H constant over rows (Σ
 ranks every row by corr(U, y)² without forming U. The best `SCREEN` rows by that step then get
 the full batched Newton fit (exact penalised β, b), and the grid point is picked among them.
 U(0) (11 points) and U(0,1) (1,573) are below `SCREEN`, so only U(0,1,2) is screened; on 36
-noisy planted data sets (C = 1 and 1e6) the screened best equalled the exhaustive best.
+noisy planted data sets (C = 1 and 1e6) the screened best equalled the exhaustive best. The
+batched Newton fit reaches the same penalised optimum as LogisticRegression(lbfgs, C) at each
+point. Candidates are kept in grid order, so of two points that fit equally well (w1 = 0 makes
+γ irrelevant) the first in the grid wins, as a loop over the grid would pick it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
+
+from stratagem.studies.tom.options import TomOptions
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -88,15 +96,19 @@ def standardise(u: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     return np.where(sd > 1e-12, (u - mean) / safe, 0.0), mean[..., 0], sd[..., 0]
 
 
+def _log_loss(z: FloatArray, y: FloatArray) -> FloatArray:
+    """Σ log-loss per row: minus the training log-likelihood (§6's selection criterion)."""
+    return np.asarray(np.sum(np.logaddexp(0.0, z) - y * z, axis=-1), dtype=np.float64)
+
+
 def _objective(z: FloatArray, y: FloatArray, beta: FloatArray, c: float) -> FloatArray:
     """sklearn's penalised loss per row: Σ log-loss + β²/(2C), intercept unpenalised."""
-    loss = np.sum(np.logaddexp(0.0, z) - y * z, axis=-1) + beta**2 / (2 * c)
-    return np.asarray(loss, dtype=np.float64)
+    return np.asarray(_log_loss(z, y) + beta**2 / (2 * c), dtype=np.float64)
 
 
 def newton(ut: FloatArray, y: FloatArray, c: float) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Penalised (β, b) of σ(β·Ũ + b) for every row of `ut` at once, by damped Newton steps;
-    returns β, b and the objective per row."""
+    returns β, b and the training log-loss (unpenalised) per row."""
     rows = ut.shape[0]
     ybar = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
     beta, b = np.zeros(rows), np.full(rows, np.log(ybar / (1 - ybar)))
@@ -113,7 +125,7 @@ def newton(ut: FloatArray, y: FloatArray, c: float) -> tuple[FloatArray, FloatAr
         beta, b = beta - d1, b - d0
         if max(np.max(np.abs(d1)), np.max(np.abs(d0))) < 1e-9:
             break
-    return beta, b, _objective(ut * beta[:, None] + b[:, None], y, beta, c)
+    return beta, b, _log_loss(ut * beta[:, None] + b[:, None], y)
 
 
 def screen(x: FloatArray, y: FloatArray, th: FloatArray, keep: int) -> IntArray:
@@ -157,7 +169,7 @@ class GridFit:
     mean_u: float
     s_u: float
     grid_params: dict[str, float]
-    """The grid point before the L-BFGS refinement."""
+    """The chosen grid point (`params` too, unless refined off the grid)."""
 
     def prob(self, x: FloatArray, order: int) -> FloatArray:
         """P(accept) for feature rows `x`, standardising with the training mean and sd."""
@@ -170,8 +182,8 @@ class GridFit:
 def _refine(
     start: FloatArray, beta: float, b: float, x: FloatArray, y: FloatArray, order: int, c: float
 ) -> FloatArray:
-    """§6 "LBFGS together with a grid search": all parameters and (β, b) refined jointly from
-    the grid point, minimising the same penalised loss, parameters kept in the grid's range."""
+    """`TomOptions.refine`: all parameters and (β, b) refined jointly from the grid point by
+    L-BFGS-B, minimising sklearn's penalised loss, parameters kept in the grid's range."""
     k = len(start)
 
     def loss(v: FloatArray) -> float:
@@ -192,35 +204,46 @@ def fit_grid(
     y: FloatArray,
     groups: IntArray,
     order: int,
-    c: float,
-    selection: str,
-    folds: int,
+    options: TomOptions,
     note: Callable[[str], None],
 ) -> GridFit:
-    """Grid search (screen + batched Newton), L-BFGS refinement, then sklearn's
-    LogisticRegression(lbfgs, C) for β and b at the chosen parameters (§6)."""
+    """The grid point with the highest training log-likelihood (`selection` "train") or the
+    lowest inner-CV log-loss ("inner_cv"), each point's β and b fitted as sklearn would; then
+    LogisticRegression(lbfgs, C) at that point (§6), or at its L-BFGS-B refinement (`refine`)."""
+    c = options.C
     params, th = grid(order), grid_theta(order)
-    top = screen(x, y, th, SCREEN)
+    top = np.sort(screen(x, y, th, SCREEN))  # grid order: ties go to the first grid point
     cand_th = th[top]
-    ut, _, _ = standardise(cand_th @ x.T)
-    beta, b, obj = newton(ut, y, c)
-    if selection == "inner_cv" and len(set(groups.tolist())) >= folds:
-        pick = int(np.argmin(_heldout_loss(cand_th, x, y, groups, folds, c)))
+    if options.selection == "inner_cv" and len(set(groups.tolist())) >= options.folds:
+        pick = int(np.argmin(_heldout_loss(cand_th, x, y, groups, options.folds, c)))
     else:
-        if selection == "inner_cv":
+        if options.selection == "inner_cv":
             note("inner_cv selection fell back to train: too few training episodes")
-        pick = int(np.argmin(obj))
+        _, _, loss = newton(standardise(cand_th @ x.T)[0], y, c)
+        pick = int(np.argmin(loss))
     start = params[top[pick]]
-    refined = _refine(start, float(beta[pick]), float(b[pick]), x, y, order, c)
-    u = x @ theta(refined, order)[0]
-    ut1, mean, sd = standardise(u)
-    lr = LogisticRegression(solver="lbfgs", C=c).fit(ut1.reshape(-1, 1), y.astype(int))
+    lr, mean, sd = _logistic(start, x, y, order, c)
+    chosen = start
+    if options.refine:
+        beta, b = float(lr.coef_[0, 0]), float(lr.intercept_[0])
+        chosen = _refine(start, beta, b, x, y, order, c)
+        lr, mean, sd = _logistic(chosen, x, y, order, c)
     names = PARAMS[order]
     return GridFit(
-        {n: float(v) for n, v in zip(names, refined, strict=True)},
+        {n: float(v) for n, v in zip(names, chosen, strict=True)},
         float(lr.coef_[0, 0]),
         float(lr.intercept_[0]),
-        float(mean),
-        float(sd),
+        mean,
+        sd,
         {n: float(v) for n, v in zip(names, start, strict=True)},
     )
+
+
+def _logistic(
+    point: FloatArray, x: FloatArray, y: FloatArray, order: int, c: float
+) -> tuple[LogisticRegression, float, float]:
+    """LogisticRegression(lbfgs, C) of y on the standardised U at `point`, and U's mean and sd."""
+    u = x @ theta(point, order)[0]
+    ut, mean, sd = standardise(u)
+    lr = LogisticRegression(solver="lbfgs", C=c).fit(ut.reshape(-1, 1), y.astype(int))
+    return lr, float(mean), float(sd)
