@@ -20,8 +20,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("anthropic.yaml", 18),
         ("thesis.yaml", 252),  # seed-001 §4.6: the thesis' 252 games
         ("thesis-local.yaml", 21),
-        # seed-003 §3.1: 8 games x (3x7x5 + 3x7x2) = 1,176 games per model, two models.
-        ("counterfactual.yaml", 4704),
+        # seed-003 §3.1: 8 games x (3x7x5 + 3x7x2) = 1,176 games per model, the study's 8 models.
+        ("counterfactual.yaml", 9408),
         ("counterfactual-local.yaml", 128),
         # seed-004 §4: 143 games per challenger and architecture, 4 models x 2 architectures.
         ("magic.yaml", 1144),

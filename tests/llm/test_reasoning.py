@@ -133,7 +133,7 @@ def test_thinking_and_thinking_budget_together_are_refused() -> None:
     ("model", "params", "words"),
     [
         ("openai/gpt-4o", {"thinking_budget": 2048}, "params.thinking_budget is not supported by "
-         "the openai provider (only by anthropic)"),
+         "the openai provider (only by anthropic, bedrock)"),
         ("anthropic/claude-test", {"reasoning_effort": "high"}, "params.reasoning_effort is not "
          "supported by the anthropic provider (only by openai)"),
         ("local/gemma-3-270m", {"thinking_budget": "60%"}, "not supported by the local provider"),

@@ -92,6 +92,18 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "anthropic/claude-3-opus*": _anthropic(15.00, 75.00),
     "anthropic/claude-opus-4*": _anthropic(15.00, 75.00),
     "anthropic/claude-opus-4-5*": _anthropic(5.00, 25.00),
+    # Claude on AWS Bedrock (seed-003 §6's ids, cross-region `us.` profiles included): Bedrock's
+    # on-demand list prices for these models are Anthropic's own, cache rates included, and
+    # cross-region inference costs nothing more (aws.amazon.com/bedrock/pricing). Bedrock's other
+    # models (Llama, Mistral, DeepSeek) are priced per region and left unpriced: give `price:`.
+    "bedrock/*anthropic.claude-3-haiku-*": _anthropic(0.25, 1.25),
+    "bedrock/*anthropic.claude-3-5-haiku-*": _anthropic(0.80, 4.00),
+    "bedrock/*anthropic.claude-3-5-sonnet-*": _anthropic(3.00, 15.00),
+    "bedrock/*anthropic.claude-3-7-sonnet-*": _anthropic(3.00, 15.00),
+    "bedrock/*anthropic.claude-sonnet-4-2*": _anthropic(3.00, 15.00),
+    "bedrock/*anthropic.claude-3-opus-*": _anthropic(15.00, 75.00),
+    "bedrock/*anthropic.claude-opus-4-2*": _anthropic(15.00, 75.00),
+    "bedrock/*anthropic.claude-opus-4-1-*": _anthropic(15.00, 75.00),
     # Mistral, under whichever prefix serves it (its API is OpenAI-compatible)
     "*/ministral-8b*": Price(0.10, 0.10),
     "*/ministral-3b*": Price(0.04, 0.04),

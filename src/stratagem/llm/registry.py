@@ -33,9 +33,12 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BUILTIN_MODULES: dict[str, str] = {
     "openai": "stratagem.llm.providers.openai",
     "anthropic": "stratagem.llm.providers.anthropic",
+    "bedrock": "stratagem.llm.providers.bedrock",
     "local": "stratagem.llm.providers.local",
     "scripted": "stratagem.llm.providers.scripted",
 }
+_EXTRAS: dict[str, str] = {"bedrock": "bedrock"}
+"""Providers whose client library is an optional extra of the package, by the extra's name."""
 _FACTORIES: dict[str, ProviderFactory] = {}
 
 
@@ -163,7 +166,12 @@ def _builtin_module(prefix: str) -> Any:
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:
+        extra = _EXTRAS.get(prefix)
+        hint = (
+            f"install it with pip install 'stratagem[{extra}]'"
+            if extra
+            else "is its optional dependency installed?"
+        )
         raise StratagemError(
-            f"model provider '{prefix}' cannot be loaded ({exc}); is its optional "
-            "dependency installed?"
+            f"model provider '{prefix}' cannot be loaded ({exc}); {hint}"
         ) from None

@@ -1,4 +1,5 @@
-"""What providers share: retryable statuses, Retry-After, key redaction, params checking."""
+"""What providers share: retryable statuses, Retry-After, key redaction, params checking, and
+reading a constrained answer from free text."""
 
 from __future__ import annotations
 
@@ -91,3 +92,18 @@ def check_params(model: str, params: Mapping[str, Any], known: Iterable[str]) ->
             f"{model}: unknown params {', '.join(unknown)} (known: {', '.join(allowed)})"
         )
     return dict(params)
+
+
+def match_label(text: str, labels: tuple[str, ...]) -> str | None:
+    """The label a free-text reply names exactly (ignoring case, spaces, quotes, final dot)."""
+    cleaned = text.strip().strip("\"'`*.").strip().casefold()
+    return next((label for label in labels if label.casefold() == cleaned), None)
+
+
+def strip_fences(text: str) -> str:
+    """JSON from a reply that may wrap it in a ``` code fence."""
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```"):
+        body = body[3:-3]
+        body = body.removeprefix("json")
+    return body.strip()

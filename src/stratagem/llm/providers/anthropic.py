@@ -45,7 +45,13 @@ import anthropic
 from anthropic.resources.messages import AsyncMessages
 
 from stratagem.llm.errors import PermanentError, TransientError
-from stratagem.llm.providers._common import check_params, redact, status_error
+from stratagem.llm.providers._common import (
+    check_params,
+    match_label,
+    redact,
+    status_error,
+    strip_fences,
+)
 from stratagem.llm.reasoning import thinking_budget as read_budget
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
@@ -61,20 +67,6 @@ RESPOND_TOOL = "respond"
 _INTERNAL_TOOLS = (CHOICE_TOOL, RESPOND_TOOL)
 SENDS_TEMPERATURE = "temperature" in inspect.signature(AsyncMessages.create).parameters
 """Whether this SDK (and so its default API version) still takes a sampling temperature."""
-
-
-def _match_label(text: str, labels: tuple[str, ...]) -> str | None:
-    cleaned = text.strip().strip("\"'`*.").strip().casefold()
-    return next((label for label in labels if label.casefold() == cleaned), None)
-
-
-def _strip_fences(text: str) -> str:
-    """JSON from a reply that may wrap it in a ``` code fence."""
-    body = text.strip()
-    if body.startswith("```") and body.endswith("```"):
-        body = body[3:-3]
-        body = body.removeprefix("json")
-    return body.strip()
 
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
@@ -331,9 +323,9 @@ class AnthropicProvider:
         if answer is not None:
             text = answer
         elif request.choices and not calls:
-            text = _match_label(text, request.choices) or text
+            text = match_label(text, request.choices) or text
         elif request.json_schema is not None and not calls:
-            text = _strip_fences(text)
+            text = strip_fences(text)
         return Response(
             text=text,
             tool_calls=tuple(calls),

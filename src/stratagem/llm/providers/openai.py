@@ -43,7 +43,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from stratagem.llm.errors import PermanentError, TransientError
-from stratagem.llm.providers._common import check_params, redact, status_error
+from stratagem.llm.providers._common import check_params, match_label, redact, status_error
 from stratagem.llm.providers.openai_http import OpenAIHTTP, default_base_url
 from stratagem.llm.reasoning import reasoning_effort as read_effort
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
@@ -68,15 +68,6 @@ def choice_schema(labels: tuple[str, ...]) -> dict[str, Any]:
         "required": [CHOICE_FIELD],
         "additionalProperties": False,
     }
-
-
-def match_label(text: str, labels: tuple[str, ...]) -> str | None:
-    """The label a free-text reply names exactly (ignoring case, spaces, quotes, final dot)."""
-    cleaned = text.strip().strip("\"'`*.").strip().casefold()
-    for label in labels:
-        if cleaned == label.casefold():
-            return label
-    return None
 
 
 def message_param(message: Message) -> dict[str, Any]:
