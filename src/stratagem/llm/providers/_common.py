@@ -6,10 +6,11 @@ from __future__ import annotations
 import email.utils
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stratagem.llm.errors import PermanentError, TransientError, scrub_secrets
+from stratagem.llm.types import Message
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 """Besides every 5xx: timeout, conflict, too early, rate limited (what the vendors' SDKs retry)."""
@@ -107,3 +108,26 @@ def strip_fences(text: str) -> str:
         body = body[3:-3]
         body = body.removeprefix("json")
     return body.strip()
+
+
+def system_and_turns(
+    messages: tuple[Message, ...], blocks: Callable[[Message], list[dict[str, Any]]]
+) -> tuple[str, list[dict[str, Any]]]:
+    """(system text, alternating turns) for APIs that take the system prompt apart and content
+    blocks per turn (Anthropic, Bedrock's Converse): tool results ride in user turns, a message
+    with no blocks is dropped and consecutive turns of one role merge. `blocks` renders one
+    message in the API's block shape."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        rendered = blocks(message)
+        if not rendered:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(rendered)
+        else:
+            turns.append({"role": role, "content": rendered})
+    return system, turns

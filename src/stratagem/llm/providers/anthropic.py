@@ -51,6 +51,7 @@ from stratagem.llm.providers._common import (
     redact,
     status_error,
     strip_fences,
+    system_and_turns,
 )
 from stratagem.llm.reasoning import thinking_budget as read_budget
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
@@ -89,21 +90,8 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def messages_param(messages: tuple[Message, ...]) -> tuple[str, list[dict[str, Any]]]:
-    """(system text, API messages): tool results ride in user turns; same-role turns merge."""
-    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
-    turns: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role == "system":
-            continue
-        role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-    return system, turns
+    """(system text, API messages): see `system_and_turns`."""
+    return system_and_turns(messages, _blocks)
 
 
 def tool_param(tool: Tool) -> dict[str, Any]:
