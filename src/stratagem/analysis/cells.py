@@ -57,8 +57,8 @@ def cell_table(store: ResultStore, experiment_id: str, player: int = 0) -> list[
     )
 
 
-def _totals(e: EpisodeData, player: int) -> tuple[float, float]:
-    """The seat's and its opponents' totals: summed from the rounds, or the stored payoffs."""
+def seat_totals(e: EpisodeData) -> list[float]:
+    """Every seat's total: summed from the rounds, or the stored payoffs."""
     n = len(e.seats)
     totals = [0.0] * n
     if e.rounds:
@@ -68,6 +68,12 @@ def _totals(e: EpisodeData, player: int) -> tuple[float, float]:
                     totals[i] += p
     elif e.record.payoffs is not None:
         totals = [float(p) for p in e.record.payoffs[:n]]
+    return totals
+
+
+def _totals(e: EpisodeData, player: int) -> tuple[float, float]:
+    """The seat's and its opponents' totals."""
+    totals = seat_totals(e)
     others = [t for i, t in enumerate(totals) if i != player]
     return totals[player], mean(others) if others else 0.0
 

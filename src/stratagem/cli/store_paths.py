@@ -14,9 +14,10 @@ import typer
 from stratagem.errors import StratagemError
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.store import ResultStore
+from stratagem.experiments.store_files import STORE_FILE, direct_store, stores_in
 
-STORE_FILE = "stratagem.db"
-"""The store's name inside a results directory (the runner's `STORE_FILE`)."""
+__all__ = ["DEFAULT", "STORE_FILE", "StoreArg", "StoreOption", "store_to_read", "stores_in"]
+
 DEFAULT = Path("results")
 HELP = (
     "A results directory or its stratagem.db file; 'results' (the default) means the store there "
@@ -25,26 +26,6 @@ HELP = (
 
 StoreArg = Annotated[Path, typer.Argument(help=HELP, show_default=True)]
 StoreOption = Annotated[Path, typer.Option("--store", help=HELP)]
-
-
-def _direct(path: Path) -> Path:
-    return path if path.is_file() or path.suffix == ".db" else path / STORE_FILE
-
-
-def stores_in(path: Path) -> list[Path]:
-    """Every store `path` names (several only for a directory of results directories)."""
-    direct = _direct(path)
-    if direct.is_file():
-        return [direct]
-    below = sorted(path.glob(f"*/{STORE_FILE}")) if path.is_dir() else []
-    if not path.exists():
-        raise StratagemError(f"result store '{path}' does not exist")
-    if not below:
-        raise StratagemError(
-            f"no result store at '{path}' (no {STORE_FILE} there); `stratagem run FILE` makes "
-            "one, or name a results directory"
-        )
-    return below
 
 
 def store_to_read(path: Path) -> Path:
@@ -59,7 +40,7 @@ def store_to_read(path: Path) -> Path:
 
 def store_to_write(path: Path) -> Path:
     """The store file `path` names, created if need be."""
-    return _direct(path)
+    return direct_store(path)
 
 
 @contextmanager

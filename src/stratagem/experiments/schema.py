@@ -164,8 +164,7 @@ def create(conn: sqlite3.Connection) -> None:
         raise
 
 
-def migrate(conn: sqlite3.Connection, path: str) -> None:
-    """Bring an existing store to `SCHEMA_VERSION` (nothing to do when it is there already)."""
+def _version(conn: sqlite3.Connection, path: str) -> int:
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None or not str(row[0]).isdigit():
         raise StratagemError(f"{path}: a SQLite database without a schema version")
@@ -175,6 +174,26 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
             f"{path}: result store schema version {version} is newer than this "
             f"stratagem supports ({SCHEMA_VERSION}); upgrade stratagem to read it"
         )
+    return version
+
+
+def check_current(conn: sqlite3.Connection, path: str) -> None:
+    """That a store opened read-only can be read as it is: a stratagem store of this version
+    (an older one is upgraded by any command that writes to it, never by a reader)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" not in tables:
+        raise StratagemError(f"{path}: not a stratagem result store")
+    version = _version(conn, path)
+    if version < SCHEMA_VERSION:
+        raise StratagemError(
+            f"{path}: result store schema version {version} is older than this stratagem reads "
+            f"({SCHEMA_VERSION}); `stratagem status {path}` upgrades it"
+        )
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    """Bring an existing store to `SCHEMA_VERSION` (nothing to do when it is there already)."""
+    version = _version(conn, path)
     if version == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")

@@ -50,19 +50,32 @@ def damage_message(path: str, exc: BaseException) -> str:
     )
 
 
-class StoreConnection:
-    """One SQLite file (or ":memory:"); see `ResultStore`."""
+def _read_only_uri(path: str) -> str:
+    """A URI that reads `path` and never writes a byte of it (the viewer's). While a writer has
+    it open (its `-wal` is there) the reader shares its WAL and sees each commit; otherwise the
+    file is read as immutable, since a read-only WAL reader would leave new -wal/-shm files."""
+    file = Path(path)
+    if not file.is_file():
+        raise StratagemError(f"result store '{path}' does not exist")
+    live = Path(f"{path}-wal").exists()
+    return f"{file.resolve().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
 
-    def __init__(self, path: str | PathLike[str] = ":memory:") -> None:
+
+class StoreConnection:
+    """One SQLite file (or ":memory:"); see `ResultStore`. `read_only` opens an existing store
+    without writing to it (no schema change, no journal setting): for browsing."""
+
+    def __init__(self, path: str | PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
         memory = self.path == ":memory:"
-        if not memory:
+        if not memory and not read_only:
             try:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StratagemError(f"{self.path}: cannot create its folder ({exc})") from None
         try:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            target, uri = (_read_only_uri(self.path), True) if read_only else (self.path, False)
+            conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None, uri=uri)
         except sqlite3.Error as exc:
             raise StratagemError(f"{self.path}: cannot open the result store ({exc})") from None
         conn.row_factory = sqlite3.Row
@@ -82,7 +95,10 @@ class StoreConnection:
         one shared transaction, under a savepoint of its own unless it is one statement, so each
         is still all or none. After a failed commit every later write raises the failure."""
         try:
-            self._open(memory)
+            if read_only:
+                schema.check_current(conn, self.path)
+            else:
+                self._open(memory)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if is_damage(exc) and "malformed" in str(exc):

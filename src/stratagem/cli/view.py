@@ -1,0 +1,88 @@
+"""`stratagem view`: the browser viewer over results directories (issue 25), served locally.
+
+It binds 127.0.0.1 unless `--host` says otherwise; then a random token is printed in the URL
+and every request needs it. The socket is bound and listening before the URL is printed, so the
+URL works the moment it appears.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import webbrowser
+from contextlib import suppress
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stratagem.cli.common import _say, app, out
+from stratagem.cli.store_paths import DEFAULT
+from stratagem.errors import StratagemError
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+"""Hosts served without a token: only this machine can reach them."""
+
+
+@app.command()
+def view(
+    directories: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Results directories, stratagem.db files, or folders of them ('results' if none)."
+        ),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port to serve on (default: a free one).")
+    ] = None,
+    host: Annotated[
+        str,
+        typer.Option(help="Address to bind; other than 127.0.0.1/localhost, a token is required."),
+    ] = "127.0.0.1",
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the URL in a browser.")
+    ] = False,
+) -> None:
+    """Browse results in a web browser: experiments, cells, episodes step by step, read-only."""
+    import uvicorn
+
+    from stratagem.web.server import build_app
+
+    if port is not None and not 0 <= port <= 65535:
+        raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
+    token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
+    application = build_app(directories or [DEFAULT], token=token)
+    try:
+        sock = _listen(host, port or 0)
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{sock.getsockname()[1]}/"
+        if token is not None:
+            url += f"?token={token}"
+        _say(out, url)
+        if open_browser:
+            webbrowser.open(url)
+        config = uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off")
+        # uvicorn shuts down on Ctrl-C, then raises it again: stopping is this command's normal end.
+        with sock, suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        application.state.data.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on `host`:`port` (0: a free port); a clear error when it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError) as exc:
+        raise StratagemError(f"--host {host}: cannot be bound ({exc})") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise StratagemError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock

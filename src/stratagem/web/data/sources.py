@@ -1,0 +1,174 @@
+"""The results directories being viewed, each store opened read-only for each question.
+
+A store is opened anew for every call (SQLite opens in well under a millisecond), so each answer
+sees the latest commit of a run writing to it, and no connection is held open between calls:
+the viewer leaves a store exactly as it found it (`ResultStore(read_only=True)`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from stratagem.analysis.cells import CellKey, cell_key, cells_of, order_key, seat_totals
+from stratagem.analysis.episodes import EpisodeData, load_episodes, seat_of
+from stratagem.errors import StratagemError
+from stratagem.experiments.store import ResultStore
+from stratagem.experiments.store_files import stores_in
+from stratagem.web.data.listing import episode_page
+from stratagem.web.data.perspective import Perspective
+from stratagem.web.data.replay import episode_view
+
+
+class Sources:
+    """The results directories being viewed, opened read-only (SQLite `mode=ro` URIs: browsing
+    never changes a store's bytes, and it works while a run is writing)."""
+
+    def __init__(self, dirs: Sequence[Path]) -> None:
+        """Each of `dirs` a results directory, a store file or a folder of results directories
+        (as every command finds them); each store is checked once here."""
+        found: list[Path] = []
+        for d in dirs:
+            for path in stores_in(Path(d)):
+                if path.resolve() not in {p.resolve() for p in found}:
+                    found.append(path)
+        self._paths = found
+        for k in range(len(found)):
+            with self._open(str(k)):
+                pass
+
+    def close(self) -> None:
+        """Nothing is held open between calls; kept so callers need not know that."""
+
+    @contextmanager
+    def _open(self, source: str) -> Iterator[ResultStore]:
+        ids = [str(k) for k in range(len(self._paths))]
+        if source not in ids:
+            raise StratagemError(f"unknown source '{source}': expected 0 to {len(ids) - 1}")
+        with ResultStore(self._paths[ids.index(source)], read_only=True) as store:
+            yield store
+
+    def _experiment(self, store: ResultStore, source: str, experiment: str) -> None:
+        if store.experiment(experiment) is None:
+            raise StratagemError(f"source {source}: unknown experiment '{experiment}'")
+
+    def sources(self) -> list[dict[str, Any]]:
+        out = []
+        for k, path in enumerate(self._paths):
+            with self._open(str(k)) as store:
+                out.append(
+                    {"id": str(k), "path": str(path), "experiments": len(store.experiments())}
+                )
+        return out
+
+    def experiments(self) -> list[dict[str, Any]]:
+        """Every experiment of every source, with its games, models, episodes by status and
+        what its calls cost (`call_totals`: every call paid for, restarted episodes' too)."""
+        out = []
+        for k in range(len(self._paths)):
+            with self._open(str(k)) as store:
+                for exp in store.experiments():
+                    out.append(_experiment_summary(store, str(k), exp.id, exp.name))
+        return out
+
+    def cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
+        """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
+        payoff, seat 0's cooperation and invalid rate, and the cell's spend."""
+        with self._open(source) as store:
+            self._experiment(store, source, experiment)
+            episodes = load_episodes(store, experiment, event_kinds=("invalid", "decision"))
+            costs = store.seat_costs([e.record.id for e in episodes])
+        groups: dict[CellKey, list[EpisodeData]] = defaultdict(list)
+        for e in episodes:
+            if e.seats:
+                groups[cell_key(e, 0)].append(e)
+        general = {c.key: c for c in cells_of(episodes, 0)}
+        out = []
+        for key in sorted(groups, key=order_key):
+            rows, cell = groups[key], general[key]
+            totals = [seat_totals(e) for e in rows]
+            width = max(len(t) for t in totals)
+            out.append({
+                "model": cell.model, "agent": cell.agent, "game": cell.game,
+                "opponent": cell.opponent,
+                "lineup": [s.name for s in rows[0].seats],
+                "rounds": cell.rounds, "episodes": cell.episodes,
+                "score": [sum(t[i] for t in totals if i < len(t)) / len(rows)
+                          for i in range(width)],
+                "cooperation": cell.cooperation, "invalid_rate": cell.invalid_rate,
+                "cost_usd": sum(sum(costs.get(e.record.id, {}).values()) for e in rows),
+            })  # fmt: skip
+        return out
+
+    def episodes(
+        self,
+        source: str,
+        experiment: str,
+        *,
+        filters: Mapping[str, str] | None = None,
+        query: str | None = None,
+        page: int = 0,
+        per_page: int = 50,
+    ) -> dict[str, Any]:
+        """A page of an experiment's episodes in store order (`listing`); a filter set to ""
+        is no filter (an empty field of a form)."""
+        with self._open(source) as store:
+            self._experiment(store, source, experiment)
+            chosen = {k: v for k, v in (filters or {}).items() if v != ""}
+            return episode_page(store, experiment, chosen, query, page, per_page)
+
+    def episode(self, source: str, episode_id: str, perspective: Perspective) -> dict[str, Any]:
+        """An episode step by step, holding only what `perspective` may see (`replay`)."""
+        with self._open(source) as store:
+            record = store.episode(episode_id)
+            if record is None:
+                raise StratagemError(f"source {source}: unknown episode '{episode_id}'")
+            n = len(record.players)
+            if perspective.seat is not None and perspective.seat >= n:
+                raise StratagemError(
+                    f"perspective {perspective}: episode '{episode_id}' has seats 0 to {n - 1}"
+                )
+            return episode_view(store, record, perspective)
+
+    def version(self, source: str) -> str:
+        """A token that changes with every commit to the store: the largest row ids and the
+        episodes by status, and the files' sizes and times (a commit in WAL mode writes the
+        -wal file; events and rounds have no row ids to watch)."""
+        with self._open(source) as store:
+            row = store._rows(
+                "SELECT (SELECT MAX(rowid) FROM episodes), (SELECT MAX(id) FROM llm_calls), "
+                "(SELECT MAX(id) FROM beliefs), (SELECT MAX(id) FROM answers), "
+                "(SELECT group_concat(status || ':' || n) FROM "
+                "(SELECT status, COUNT(*) AS n FROM episodes GROUP BY status))"
+            )[0]
+            files = [Path(store.path), Path(f"{store.path}-wal")]
+            stats = [(s.st_size, s.st_mtime_ns) for s in (f.stat() for f in files if f.exists())]
+        token = repr((tuple(row), stats))
+        return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def _experiment_summary(store: ResultStore, source: str, exp: str, name: str) -> dict[str, Any]:
+    games = [r[0] for r in store._rows(
+        "SELECT DISTINCT game FROM episodes WHERE experiment_id = ? ORDER BY game", (exp,)
+    )]  # fmt: skip
+    models: set[str] = set()
+    for (players,) in store._rows(
+        "SELECT DISTINCT players FROM episodes WHERE experiment_id = ?", (exp,)
+    ):
+        models.update(s.model for s in map(seat_of, _descriptors(players)) if s.model)
+    totals = store.call_totals(exp)
+    return {
+        "source": source, "id": exp, "name": name, "games": games, "models": sorted(models),
+        "status": store.status_counts(exp), "calls": totals["calls"],
+        "tokens": totals["tokens"], "cost_usd": totals["cost_usd"],
+    }  # fmt: skip
+
+
+def _descriptors(players: str) -> list[dict[str, Any]]:
+    loaded = json.loads(players)
+    return [p for p in loaded if isinstance(p, dict)] if isinstance(loaded, list) else []

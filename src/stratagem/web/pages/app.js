@@ -1,0 +1,462 @@
+// stratagem view: a single-page app over the JSON API of `stratagem view` (issue 25).
+// Every stored text (models, people, servers) enters the page as a text node (append of a
+// string, textContent): no HTML is ever parsed from data. Links are in-page routes ("#/...").
+"use strict";
+
+(() => {
+  const POLL_MS = 2000;
+  const main = document.getElementById("main");
+  const crumbs = document.getElementById("crumbs");
+  // Game-specific step views register here by game name; any other game gets the generic view.
+  const GAME_VIEWS = {};
+  let current = null; // the page shown: {refresh(), sources: [ids], stop()}
+  let versions = {};
+
+  // ---- DOM helpers: text only --------------------------------------------------------------
+  function el(tag, props, ...kids) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (key === "class") node.className = value;
+      else if (key === "on") {
+        for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
+      } else if (key === "href") node.setAttribute("href", route(value));
+      else node[key] = value; // DOM properties (value, type, checked, title...), never innerHTML
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid !== null && kid !== undefined) node.append(kid instanceof Node ? kid : String(kid));
+    }
+    return node;
+  }
+
+  // An in-page link from route parts: always "#/...", each part URI-encoded.
+  function route(parts) {
+    const [path, query] = Array.isArray(parts) ? [parts, null] : [parts.path, parts.query];
+    let text = "#/" + path.map((p) => encodeURIComponent(String(p))).join("/");
+    const q = query ? new URLSearchParams(query).toString() : "";
+    return q ? text + "?" + q : text;
+  }
+
+  function parseRoute() {
+    const hash = location.hash.replace(/^#\/?/, "");
+    const [path, query] = hash.split("?", 2);
+    const parts = path ? path.split("/").map(decodeURIComponent) : [];
+    return { parts, query: new URLSearchParams(query || "") };
+  }
+
+  function fmt(value, digits = 3) {
+    if (value === null || value === undefined) return "—";
+    if (typeof value === "number") {
+      return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+    }
+    if (Array.isArray(value)) return value.map((v) => fmt(v, digits)).join(", ");
+    if (typeof value === "object") return JSON.stringify(value);
+    return String(value);
+  }
+
+  // Episodes by status, the empty ones left out: "finished 9, running 1".
+  function counts(byStatus) {
+    const shown = Object.entries(byStatus || {}).filter(([, n]) => n);
+    return shown.length ? shown.map(([k, n]) => `${k} ${n}`).join(", ") : "none";
+  }
+
+  function money(value) {
+    return value === null || value === undefined ? "—" : "$" + Number(value).toFixed(4);
+  }
+
+  function table(headers, rows) {
+    return el(
+      "table",
+      {},
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c) => el("td", {}, c))))),
+    );
+  }
+
+  // Any stored value as nested key/values, so any game's events show without new code.
+  function value(v) {
+    if (v === null || v === undefined) return el("span", { class: "muted" }, "—");
+    if (Array.isArray(v)) {
+      if (v.every((x) => x === null || typeof x !== "object")) return el("span", {}, fmt(v));
+      return el("ol", { class: "kv" }, v.map((x) => el("li", {}, value(x))));
+    }
+    if (typeof v === "object") {
+      return el(
+        "dl",
+        { class: "kv" },
+        Object.entries(v).map(([k, x]) => [el("dt", {}, k), el("dd", {}, value(x))]),
+      );
+    }
+    if (typeof v === "string" && v.includes("\n")) return el("pre", {}, v);
+    return el("span", {}, fmt(v));
+  }
+
+  async function api(path, params) {
+    const query = params ? new URLSearchParams(params).toString() : "";
+    const response = await fetch(query ? path + "?" + query : path, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    const body = await response.json().catch(() => ({ error: response.statusText }));
+    if (!response.ok) throw new Error(body.error || response.statusText);
+    return body;
+  }
+
+  function show(...nodes) {
+    main.replaceChildren(...nodes);
+  }
+
+  function failed(error) {
+    show(el("p", { class: "error" }, "Error: " + error.message));
+  }
+
+  function setCrumbs(...items) {
+    crumbs.replaceChildren(...items.flatMap((item) => [" › ", item]));
+  }
+
+  // ---- experiments list --------------------------------------------------------------------
+  async function experimentsPage() {
+    setCrumbs();
+    const [sources, experiments] = await Promise.all([
+      api("/api/sources"),
+      api("/api/experiments"),
+    ]);
+    const paths = Object.fromEntries(sources.map((s) => [s.id, s.path]));
+    show(
+      el("h1", {}, "Experiments"),
+      experiments.length === 0
+        ? el("p", { class: "muted" }, "No experiments in these results directories.")
+        : table(
+            ["Results", "Experiment", "Games", "Models", "Episodes", "Calls", "Tokens", "Cost"],
+            experiments.map((x) => [
+              paths[x.source] ?? x.source,
+              el("a", { href: ["x", x.source, x.id] }, x.name || x.id),
+              fmt(x.games),
+              fmt(x.models),
+              counts(x.status),
+              fmt(x.calls),
+              fmt(x.tokens),
+              money(x.cost_usd),
+            ]),
+          ),
+    );
+    return { sources: sources.map((s) => s.id), refresh: experimentsPage };
+  }
+
+  // ---- one experiment: cells, episodes with filters, search and paging --------------------
+  const FILTERS = ["game", "model", "agent", "seat_kind", "status"];
+  const STATUSES = ["", "pending", "running", "finished", "failed"];
+
+  async function experimentPage(source, experiment, query) {
+    setCrumbs(el("a", { href: ["x", source, experiment] }, experiment));
+    const params = Object.fromEntries(query.entries());
+    const base = `/api/experiments/${encodeURIComponent(source)}/${encodeURIComponent(experiment)}`;
+    const [cells, episodes] = await Promise.all([
+      api(base + "/cells"),
+      api(base + "/episodes", params),
+    ]);
+    const choices = (key) => [...new Set(cells.map((c) => c[key]).filter((v) => v != null))];
+    const inputs = {};
+    const select = (key, options) => {
+      inputs[key] = el("select", { name: key }, options.map((o) => el("option", { value: o }, o || "any")));
+      inputs[key].value = params[key] || "";
+      return el("label", {}, key.replace("_", " ") + " ", inputs[key]);
+    };
+    inputs.seat_kind = el("input", { name: "seat_kind", value: params.seat_kind || "", size: 8 });
+    inputs.invalid = el("input", { type: "checkbox", checked: params.invalid === "1" });
+    inputs.q = el("input", { type: "search", value: params.q || "", placeholder: "search replies and messages" });
+    const go = (page) => {
+      const next = { page: String(page) };
+      for (const key of FILTERS) if (inputs[key].value) next[key] = inputs[key].value;
+      if (inputs.invalid.checked) next.invalid = "1";
+      if (inputs.q.value) next.q = inputs.q.value;
+      location.hash = route({ path: ["x", source, experiment], query: next });
+    };
+    const form = el(
+      "form",
+      { class: "filters", on: { submit: (e) => { e.preventDefault(); go(0); } } },
+      select("game", ["", ...choices("game")]),
+      select("model", ["", ...choices("model")]),
+      select("agent", ["", ...choices("agent")]),
+      el("label", {}, "seat kind ", inputs.seat_kind),
+      select("status", STATUSES),
+      el("label", {}, inputs.invalid, " invalid > 0"),
+      inputs.q,
+      el("button", { type: "submit" }, "Apply"),
+    );
+    const pages = Math.max(1, Math.ceil(episodes.total / episodes.per_page));
+    const page = episodes.page;
+    show(
+      el("h1", {}, experiment),
+      el("h2", {}, "Cells"),
+      table(
+        ["Model", "Agent", "Game", "Line-up", "Rounds", "Episodes", "Score per seat", "Cooperation", "Invalid", "Cost"],
+        cells.map((c) => [
+          c.model, c.agent, c.game, fmt(c.lineup), fmt(c.rounds), fmt(c.episodes),
+          fmt(c.score), fmt(c.cooperation), fmt(c.invalid_rate), money(c.cost_usd),
+        ]),
+      ),
+      el("h2", {}, `Episodes (${episodes.total})`),
+      form,
+      table(
+        ["Episode", "Game", "Model", "Agent", "Seats", "Status", "Payoffs", "Invalid"],
+        episodes.items.map((e) => [
+          el("a", { href: ["e", source, e.id] }, e.id),
+          e.game, e.model, e.agent, fmt(e.seats), e.status, fmt(e.payoffs), fmt(e.invalid),
+        ]),
+      ),
+      el(
+        "p",
+        { class: "pager" },
+        el("button", { disabled: page <= 0, on: { click: () => go(page - 1) } }, "‹ Previous"),
+        ` page ${page + 1} of ${pages} `,
+        el("button", { disabled: page + 1 >= pages, on: { click: () => go(page + 1) } }, "Next ›"),
+      ),
+    );
+    return { sources: [source], refresh: () => experimentPage(source, experiment, query) };
+  }
+
+  // ---- episode replay ----------------------------------------------------------------------
+  const SPEEDS = [0.5, 1, 2, 4];
+  let replay = null; // {source, id, perspective, episode, step, timer, speed}
+
+  async function episodePage(source, id, query) {
+    const perspective = query.get("perspective") || "all";
+    const episode = await api(
+      `/api/episodes/${encodeURIComponent(source)}/${encodeURIComponent(id)}`,
+      { perspective },
+    );
+    const same = replay && replay.source === source && replay.id === id;
+    const last = Math.max(0, episode.steps.length - 1);
+    // Watching the end of a running episode follows its new steps as they arrive.
+    const following = same && replay.step >= replay.episode.steps.length - 1;
+    const kept = following ? last : same ? replay.step : 0;
+    const step = Math.min(Number(query.get("step") || kept) || 0, last);
+    if (replay && !same) stopPlaying();
+    replay = { ...(same ? replay : { timer: null, speed: 1 }), source, id, perspective, episode, step };
+    setCrumbs(
+      el("a", { href: ["x", source, episode.experiment] }, episode.experiment),
+      el("a", { href: ["e", source, id] }, id),
+    );
+    drawEpisode();
+    const again = new URLSearchParams(query);
+    again.delete("step"); // a refresh keeps the step shown
+    return { sources: [source], refresh: () => episodePage(source, id, again), stop: stopPlaying };
+  }
+
+  function stopPlaying() {
+    if (replay && replay.timer) clearInterval(replay.timer);
+    if (replay) replay.timer = null;
+  }
+
+  function goStep(n) {
+    const last = Math.max(0, replay.episode.steps.length - 1);
+    replay.step = Math.max(0, Math.min(n, last));
+    drawStep();
+  }
+
+  function togglePlay() {
+    if (replay.timer) {
+      stopPlaying();
+    } else {
+      replay.timer = setInterval(() => {
+        if (replay.step + 1 >= replay.episode.steps.length) stopPlaying();
+        else replay.step += 1;
+        drawStep();
+      }, 1000 / replay.speed);
+    }
+    drawStep();
+  }
+
+  // The page around the timeline, drawn once per load; `drawStep` redraws what a step changes.
+  function drawEpisode() {
+    const { episode, source, id, perspective } = replay;
+    const steps = episode.steps;
+    const perspectives = [
+      ["all", "everything"],
+      ...episode.seats.map((s) => [`seat:${s.seat}`, `seat ${s.seat} (${s.label})`]),
+    ];
+    const chooser = el(
+      "select",
+      {
+        on: {
+          change: (e) => {
+            const query = { perspective: e.target.value, step: String(replay.step) };
+            location.hash = route({ path: ["e", source, id], query });
+          },
+        },
+      },
+      perspectives.map(([v, label]) => el("option", { value: v }, label)),
+    );
+    chooser.value = perspective;
+    const speed = el(
+      "select",
+      {
+        on: {
+          change: (e) => {
+            replay.speed = Number(e.target.value);
+            if (replay.timer) {
+              stopPlaying();
+              togglePlay();
+            }
+          },
+        },
+      },
+      SPEEDS.map((s) => el("option", { value: String(s) }, `${s}×`)),
+    );
+    speed.value = String(replay.speed);
+    replay.slider = el("input", {
+      type: "range",
+      min: "0",
+      max: String(Math.max(0, steps.length - 1)),
+      on: { input: (e) => goStep(Number(e.target.value)) },
+    });
+    replay.counter = el("span", { class: "counter" });
+    replay.play = el("button", { title: "play/pause (space)", on: { click: togglePlay } });
+    replay.box = el("div", { class: "step-box" });
+    const controls = el(
+      "div",
+      { class: "timeline" },
+      el("button", { title: "first (Home)", on: { click: () => goStep(0) } }, "⏮ first"),
+      el("button", { title: "previous (←)", on: { click: () => goStep(replay.step - 1) } }, "◀ prev"),
+      replay.play,
+      el("button", { title: "next (→)", on: { click: () => goStep(replay.step + 1) } }, "next ▶"),
+      el("button", { title: "last (End)", on: { click: () => goStep(steps.length - 1) } }, "last ⏭"),
+      replay.slider,
+      replay.counter,
+      el("label", {}, "speed ", speed),
+      el("label", {}, " perspective ", chooser),
+    );
+    show(
+      el("h1", {}, `Episode ${episode.id}`),
+      el(
+        "p",
+        { class: "facts" },
+        `game ${episode.game} · status ${episode.status} · seed ${fmt(episode.seed)}`,
+        ` · payoffs ${fmt(episode.payoffs)}`,
+      ),
+      table(
+        ["Seat", "Label", "Kind", "Model"],
+        episode.seats.map((s) => [s.seat, s.label, s.kind, s.model]),
+      ),
+      controls,
+      replay.box,
+    );
+    drawStep();
+  }
+
+  function drawStep() {
+    const { episode, step } = replay;
+    const steps = episode.steps;
+    replay.slider.value = String(step);
+    replay.counter.textContent = steps.length
+      ? ` step ${step + 1} of ${steps.length} `
+      : " no steps yet ";
+    replay.play.textContent = replay.timer ? "⏸ pause" : "⏵ play";
+    const here = steps[step];
+    const view = (here && GAME_VIEWS[episode.game]) || stepView;
+    replay.box.replaceChildren(
+      here ? view(here, episode) : el("p", { class: "muted" }, "This episode has no steps yet."),
+    );
+  }
+
+  function stepView(step) {
+    return el(
+      "section",
+      { class: "step" },
+      el("h2", {}, `Step ${step.index}` + (step.round == null ? "" : ` · round ${step.round}`)),
+      el("h3", {}, "Events"),
+      step.events.length ? el("ol", { class: "events" }, step.events.map(eventView)) : el("p", { class: "muted" }, "none"),
+      el("h3", {}, "Model calls"),
+      step.calls.length ? step.calls.map(callView) : el("p", { class: "muted" }, "none"),
+    );
+  }
+
+  function eventView(event) {
+    const who = event.player == null ? "" : ` · seat ${event.player}`;
+    const seen = event.visible_to == null ? "public" : `visible to ${fmt(event.visible_to)}`;
+    return el(
+      "li",
+      { class: event.visible_to == null ? "event" : "event hidden" },
+      el("div", { class: "head" }, el("b", {}, event.kind), who, ` · #${event.seq} · ${seen}`),
+      value(event.data),
+    );
+  }
+
+  function messagesView(messages) {
+    if (!Array.isArray(messages)) return value(messages);
+    return messages.map((m) =>
+      m && typeof m === "object" && "role" in m
+        ? el("div", { class: "message" }, el("div", { class: "role" }, m.role), typeof m.content === "string" ? el("pre", {}, m.content) : value(m.content))
+        : value(m),
+    );
+  }
+
+  function callView(call) {
+    return el(
+      "div",
+      { class: "call" },
+      el(
+        "div",
+        { class: "head" },
+        el("b", {}, `seat ${fmt(call.seat)}`),
+        ` · ${fmt(call.purpose)} · ${fmt(call.model)} · tokens ${fmt(call.tokens)} · ${money(call.cost_usd)}`,
+        ` · ${fmt(call.latency_s, 2)} s` + (call.cached ? " · cached" : ""),
+      ),
+      el("details", {}, el("summary", {}, "request messages"), messagesView(call.messages)),
+      call.reasoning ? el("details", {}, el("summary", {}, "thinking"), el("pre", {}, fmt(call.reasoning))) : null,
+      el("div", { class: "reply" }, el("div", { class: "role" }, "reply"), el("pre", {}, fmt(call.reply))),
+      call.reasks && call.reasks.length
+        ? el("details", { open: true }, el("summary", {}, `re-asks (${call.reasks.length})`), value(call.reasks))
+        : null,
+    );
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (!replay || !location.hash.startsWith("#/e/")) return;
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName)) return;
+    const moves = { ArrowLeft: -1, ArrowRight: 1 };
+    if (e.key in moves) goStep(replay.step + moves[e.key]);
+    else if (e.key === "Home") goStep(0);
+    else if (e.key === "End") goStep(replay.episode.steps.length - 1);
+    else if (e.key === " ") togglePlay();
+    else return;
+    e.preventDefault();
+  });
+
+  // ---- routing and live refresh --------------------------------------------------------------
+  async function render() {
+    if (current && current.stop) current.stop();
+    const { parts, query } = parseRoute();
+    try {
+      if (parts[0] === "x" && parts.length === 3) current = await experimentPage(parts[1], parts[2], query);
+      else if (parts[0] === "e" && parts.length === 3) current = await episodePage(parts[1], parts[2], query);
+      else current = await experimentsPage();
+      versions = {};
+      for (const source of current.sources) versions[source] = (await api(`/api/version/${encodeURIComponent(source)}`)).version;
+    } catch (error) {
+      current = null;
+      failed(error);
+    }
+  }
+
+  // New episodes and the steps of a running episode appear without a reload.
+  async function poll() {
+    if (!current || document.hidden) return;
+    const page = current;
+    try {
+      for (const source of page.sources) {
+        const { version } = await api(`/api/version/${encodeURIComponent(source)}`);
+        if (versions[source] !== version) {
+          versions[source] = version;
+          if (current === page) await page.refresh();
+        }
+      }
+    } catch (error) {
+      // The server stopped or a store is busy: keep the page, try again next time.
+    }
+  }
+
+  window.addEventListener("hashchange", render);
+  setInterval(poll, POLL_MS);
+  render();
+})();

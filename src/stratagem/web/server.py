@@ -1,0 +1,246 @@
+"""The local server of `stratagem view`: the packaged pages and a JSON API over the data layer.
+
+Safety (issue 25 item 10): every response carries a Content-Security-Policy without inline
+scripts or styles; only the packaged page files are served, by fixed name (no path from a request
+reaches the filesystem); JSON escapes `<`, `>` and `&`, so no stored text can close a tag if a
+page ever embeds it; with a token (a `--host` other than the loopback) every request needs it.
+The data layer is used from one thread of its own: SQLite connections belong to the thread that
+opened them, and one reader at a time keeps a browsing session from competing with a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from http.cookies import SimpleCookie
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, TypeVar
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from stratagem.errors import StratagemError
+from stratagem.web.data import Perspective, Sources
+
+CSP = (
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+SECURITY_HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    # A token in the URL must not leave in a Referer header.
+    (b"referrer-policy", b"no-referrer"),
+)
+PAGES = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+"""The only files served: URL path -> packaged file under web/pages/."""
+FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid")
+"""The episode filters the API passes to the data layer (query parameter = filter name)."""
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Hosts bound without a token; a page from elsewhere can reach them only by DNS rebinding,
+which the Host check refuses."""
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class DataThread:
+    """The data layer opened and called on one worker thread of its own."""
+
+    def __init__(self, dirs: Sequence[Path]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stratagem-view-data")
+        try:
+            self.sources: Sources = self._pool.submit(Sources, dirs).result()
+        except BaseException:
+            self._pool.shutdown()
+            raise
+
+    async def call(self, fn: Callable[[Sources], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, fn, self.sources)
+
+    def close(self) -> None:
+        self._pool.submit(self.sources.close).result()
+        self._pool.shutdown()
+
+
+def page_bytes() -> dict[str, tuple[bytes, str]]:
+    """The packaged pages, read once: URL path -> (bytes, content type)."""
+    folder = files("stratagem.web").joinpath("pages")
+    return {url: (folder.joinpath(name).read_bytes(), kind) for url, (name, kind) in PAGES.items()}
+
+
+def json_bytes(value: Any) -> bytes:
+    """JSON that no HTML parser reads as markup: `<`, `>`, `&` as \\u escapes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return text.encode()
+
+
+def json_response(value: Any, status: int = 200) -> Response:
+    return Response(
+        json_bytes(value),
+        status_code=status,
+        media_type="application/json",
+        headers={"cache-control": "no-store"},
+    )
+
+
+def error(message: str, status: int) -> Response:
+    return json_response({"error": message}, status)
+
+
+class Guard:
+    """Every response gets the security headers; with a token, a request without it gets 403,
+    and one that brings it as `?token=` gets it back as a cookie for the page's later requests.
+    Without a token, only loopback Host headers are answered (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        cookie_name = f"stratagem_view_{(scope.get('server') or ('', 0))[1]}"
+        set_cookie = False
+        if self.token is None:
+            host = (request.url.hostname or "").strip("[]")
+            if host not in LOOPBACK:
+                await _secured(error("unknown host", 403))(scope, receive, send)
+                return
+        else:
+            given = request.query_params.get("token")
+            if given is not None and _same(given, self.token):
+                set_cookie = request.cookies.get(cookie_name) != self.token
+            elif not _same(request.cookies.get(cookie_name, ""), self.token):
+                await _secured(error("a valid token is required", 403))(scope, receive, send)
+                return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in _OURS]
+                headers.extend(SECURITY_HEADERS)
+                if set_cookie:
+                    cookie = SimpleCookie()
+                    cookie[cookie_name] = str(self.token)
+                    cookie[cookie_name]["httponly"] = True
+                    cookie[cookie_name]["samesite"] = "Strict"
+                    cookie[cookie_name]["path"] = "/"
+                    headers.append((b"set-cookie", cookie[cookie_name].OutputString().encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+
+_OURS = frozenset(name for name, _ in SECURITY_HEADERS)
+
+
+def _same(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+def _secured(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS:
+        response.headers[name.decode()] = value.decode()
+    return response
+
+
+def _page(request: Request, number: str) -> int:
+    text = request.query_params.get(number, "0")
+    if not text.isdigit():
+        raise _BadRequest(f"'{number}' must be a whole number >= 0, not '{text}'")
+    return int(text)
+
+
+class _BadRequest(Exception):
+    """A request parameter the API cannot use: 400."""
+
+
+def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
+    """The viewer over `dirs`; a bad directory is a `StratagemError` here, before any serving.
+    `app.state.data.close()` releases the stores."""
+    pages = page_bytes()
+    data = DataThread(dirs)
+
+    async def answer(fn: Callable[[Sources], Any]) -> Response:
+        try:
+            return json_response(await data.call(fn))
+        except StratagemError as exc:  # an unknown source, experiment or episode
+            return error(str(exc), 404)
+        except Exception:
+            log.exception("stratagem view: a request failed")
+            return error("internal error; the server's log says more", 500)
+
+    async def page(request: Request) -> Response:
+        body, kind = pages[request.url.path]
+        return Response(body, media_type=kind, headers={"cache-control": "no-cache"})
+
+    async def sources(request: Request) -> Response:
+        return await answer(lambda s: s.sources())
+
+    async def experiments(request: Request) -> Response:
+        return await answer(lambda s: s.experiments())
+
+    async def cells(request: Request) -> Response:
+        p = request.path_params
+        return await answer(lambda s: s.cells(p["source"], p["experiment"]))
+
+    async def episodes(request: Request) -> Response:
+        p, q = request.path_params, request.query_params
+        filters: Mapping[str, str] = {k: q[k] for k in FILTERS if q.get(k)}
+        try:
+            number = _page(request, "page")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(
+            lambda s: s.episodes(
+                p["source"], p["experiment"], filters=filters, query=q.get("q") or None, page=number
+            )
+        )
+
+    async def episode(request: Request) -> Response:
+        p = request.path_params
+        try:
+            seen = Perspective.parse(request.query_params.get("perspective", "all"))
+        except StratagemError as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: s.episode(p["source"], p["episode"], seen))
+
+    async def version(request: Request) -> Response:
+        source = request.path_params["source"]
+        return await answer(lambda s: {"version": s.version(source)})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error("not found", 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error("only GET is served", 405)
+
+    routes = [Route(url, page) for url in PAGES] + [
+        Route("/api/sources", sources),
+        Route("/api/experiments", experiments),
+        Route("/api/experiments/{source}/{experiment}/cells", cells),
+        Route("/api/experiments/{source}/{experiment}/episodes", episodes),
+        Route("/api/episodes/{source}/{episode}", episode),
+        Route("/api/version/{source}", version),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    app.state.data = data
+    app.add_middleware(Guard, token=token)
+    return app
