@@ -11,7 +11,7 @@ NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)"
 endif
 
-.PHONY: setup demo tournament test lint bench clean
+.PHONY: setup demo tournament test lint bench clean screenshots
 
 setup: $(STAMP)
 
@@ -35,6 +35,10 @@ lint: setup
 
 test: lint
 	$(BIN)/pytest -q
+
+# docs/img/*.png: the viewer's pages, saved by its browser tests (needs chromium, chromium-driver).
+screenshots: setup
+	STRATAGEM_SCREENSHOTS=1 $(BIN)/pytest -q tests/web/test_browser.py
 
 bench: setup
 	$(BIN)/python benchmarks/tournament.py

@@ -72,7 +72,7 @@ def client(results: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClien
 
 def every_route(client: TestClient) -> list[Any]:
     """Every page and API answer over the store (responses), walking from the experiments."""
-    got = [client.get(url) for url in ("/", "/app.js", "/app.css")]
+    got = [client.get(url) for url in ("/", "/app.js", "/app.css", "/source.js")]
     sources = client.get("/api/sources")
     experiments = client.get("/api/experiments")
     got += [sources, experiments]
@@ -89,7 +89,7 @@ def every_route(client: TestClient) -> list[Any]:
 
 def test_every_route_answers_with_the_security_headers(client: TestClient) -> None:
     answers = every_route(client)
-    assert len(answers) == 5 + 3 + 3  # pages, lists, one experiment, one episode in 3 views
+    assert len(answers) == 6 + 3 + 3  # pages, lists, one experiment, one episode in 3 views
     for response in answers:
         assert response.status_code == 200, (response.url, response.text)
         assert response.headers["content-security-policy"] == CSP
@@ -99,7 +99,8 @@ def test_every_route_answers_with_the_security_headers(client: TestClient) -> No
     assert answers[0].headers["content-type"].startswith("text/html")
     assert answers[1].headers["content-type"].startswith("text/javascript")
     assert answers[2].headers["content-type"].startswith("text/css")
-    (experiment,) = answers[4].json()
+    assert answers[3].headers["content-type"].startswith("text/javascript")
+    (experiment,) = answers[5].json()
     assert experiment["name"] == "xss"
 
 
@@ -115,11 +116,14 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
     assert b"\\u003c/script\\u003e" in raw
     index = client.get("/").text
     # Scripts only from files (the CSP refuses inline ones anyway), no inline styles, no data.
-    assert re.findall(r"<script[^>]*>", index) == ['<script src="app.js" defer>']
-    assert "</script>" in index and '<script src="app.js" defer></script>' in index
+    assert re.findall(r"<script[^>]*>", index) == [
+        '<script src="source.js" defer>',
+        '<script src="app.js" defer>',
+    ]
+    assert '<script src="app.js" defer></script>' in index
     assert "style=" not in index and "<style" not in index
     assert "xss" not in index and item["id"] not in index
-    script = client.get("/app.js").text
+    script = client.get("/app.js").text + client.get("/source.js").text
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script.replace("never innerHTML", "")
 

@@ -42,8 +42,31 @@ def view(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the URL in a browser.")
     ] = False,
+    export: Annotated[
+        Path | None,
+        typer.Option(help="Write a static site into this new or empty folder instead of serving."),
+    ] = None,
+    experiment: Annotated[
+        list[str] | None,
+        typer.Option(help="With --export: only this experiment id (repeatable)."),
+    ] = None,
+    max_per_cell: Annotated[
+        int | None,
+        typer.Option(help="With --export: at most N episodes of each cell (the first N stored)."),
+    ] = None,
+    perspective: Annotated[
+        str | None,
+        typer.Option(help="With --export: write only seat:K's view of each episode (for sharing)."),
+    ] = None,
 ) -> None:
     """Browse results in a web browser: experiments, cells, episodes step by step, read-only."""
+    if export is not None:
+        _export(directories or [DEFAULT], export, experiment or [], max_per_cell, perspective)
+        return
+    given = [f"--{n}" for n, v in (("experiment", experiment), ("max-per-cell", max_per_cell),
+                                    ("perspective", perspective)) if v]  # fmt: skip
+    if given:
+        raise StratagemError(f"{', '.join(given)}: only with --export OUT")
     import uvicorn
 
     from stratagem.web.server import build_app
@@ -86,3 +109,26 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise StratagemError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
     return sock
+
+
+def _export(
+    dirs: list[Path], site: Path, experiments: list[str], most: int | None, seen: str | None
+) -> None:
+    """The static site (`stratagem.web.export`), and one line saying what was written."""
+    from stratagem.web.data import Perspective, Sources
+    from stratagem.web.export import check_out, export_site
+
+    check_out(site)  # before reading any store: a bad OUT is refused at once
+    perspective = None if seen is None else Perspective.parse(seen)
+    sources = Sources(dirs)
+    try:
+        done = export_site(
+            sources, site, experiments=experiments, max_per_cell=most, perspective=perspective
+        )
+    finally:
+        sources.close()
+    _say(
+        out,
+        f"wrote {site}: {done.files} files, {done.bytes:,} bytes, {done.episodes} episodes "
+        f"in {done.seconds:.1f} s; open {site / 'index.html'}",
+    )

@@ -42,6 +42,7 @@ SECURITY_HEADERS = (
 )
 PAGES = {
     "/": ("index.html", "text/html; charset=utf-8"),
+    "/source.js": ("source.js", "text/javascript; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
 }

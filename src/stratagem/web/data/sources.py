@@ -105,6 +105,14 @@ class Sources:
             })  # fmt: skip
         return out
 
+    def cell_of_episodes(self, source: str, experiment: str) -> dict[str, str]:
+        """Each finished episode's cell (as `cells` groups them), by episode id: what the
+        static export's `--max-per-cell` counts."""
+        with self._open(source) as store:
+            self._experiment(store, source, experiment)
+            episodes = load_episodes(store, experiment, event_kinds=())
+        return {e.record.id: repr(cell_key(e, 0)) for e in episodes if e.seats}
+
     def episodes(
         self,
         source: str,

@@ -90,16 +90,8 @@
     return el("span", {}, fmt(v));
   }
 
-  async function api(path, params) {
-    const query = params ? new URLSearchParams(params).toString() : "";
-    const response = await fetch(query ? path + "?" + query : path, {
-      credentials: "same-origin",
-      headers: { Accept: "application/json" },
-    });
-    const body = await response.json().catch(() => ({ error: response.statusText }));
-    if (!response.ok) throw new Error(body.error || response.statusText);
-    return body;
-  }
+  // Where the pages' data comes from (the API, or an export's files): source.js.
+  const { api, exported } = window.StratagemSource;
 
   function show(...nodes) {
     main.replaceChildren(...nodes);
@@ -220,7 +212,7 @@
   let replay = null; // {source, id, perspective, episode, step, timer, speed}
 
   async function episodePage(source, id, query) {
-    const perspective = query.get("perspective") || "all";
+    const perspective = query.get("perspective") || (exported && exported !== "all" ? exported : "all");
     const episode = await api(
       `/api/episodes/${encodeURIComponent(source)}/${encodeURIComponent(id)}`,
       { perspective },
@@ -274,7 +266,7 @@
     const perspectives = [
       ["all", "everything"],
       ...episode.seats.map((s) => [`seat:${s.seat}`, `seat ${s.seat} (${s.label})`]),
-    ];
+    ].filter(([v]) => exported === null || exported === "all" || v === exported);
     const chooser = el(
       "select",
       {
@@ -316,11 +308,11 @@
     const controls = el(
       "div",
       { class: "timeline" },
-      el("button", { title: "first (Home)", on: { click: () => goStep(0) } }, "⏮ first"),
+      el("button", { title: "first (Home)", on: { click: () => goStep(0) } }, "« first"),
       el("button", { title: "previous (←)", on: { click: () => goStep(replay.step - 1) } }, "◀ prev"),
       replay.play,
       el("button", { title: "next (→)", on: { click: () => goStep(replay.step + 1) } }, "next ▶"),
-      el("button", { title: "last (End)", on: { click: () => goStep(steps.length - 1) } }, "last ⏭"),
+      el("button", { title: "last (End)", on: { click: () => goStep(steps.length - 1) } }, "last »"),
       replay.slider,
       replay.counter,
       el("label", {}, "speed ", speed),
@@ -351,7 +343,7 @@
     replay.counter.textContent = steps.length
       ? ` step ${step + 1} of ${steps.length} `
       : " no steps yet ";
-    replay.play.textContent = replay.timer ? "⏸ pause" : "⏵ play";
+    replay.play.textContent = replay.timer ? "pause" : "▶ play";
     const here = steps[step];
     const view = (here && GAME_VIEWS[episode.game]) || stepView;
     replay.box.replaceChildren(
@@ -363,7 +355,7 @@
     return el(
       "section",
       { class: "step" },
-      el("h2", {}, `Step ${step.index}` + (step.round == null ? "" : ` · round ${step.round}`)),
+      el("h2", {}, `Step ${step.index + 1}` + (step.round == null ? "" : ` · round ${step.round}`)),
       el("h3", {}, "Events"),
       step.events.length ? el("ol", { class: "events" }, step.events.map(eventView)) : el("p", { class: "muted" }, "none"),
       el("h3", {}, "Model calls"),
@@ -373,7 +365,12 @@
 
   function eventView(event) {
     const who = event.player == null ? "" : ` · seat ${event.player}`;
-    const seen = event.visible_to == null ? "public" : `visible to ${fmt(event.visible_to)}`;
+    const seen =
+      event.visible_to == null
+        ? "public"
+        : event.visible_to.length
+          ? `visible to ${event.visible_to.length > 1 ? "seats" : "seat"} ${fmt(event.visible_to)}`
+          : "the record only (no seat)";
     return el(
       "li",
       { class: event.visible_to == null ? "event" : "event hidden" },
@@ -432,6 +429,7 @@
       else if (parts[0] === "e" && parts.length === 3) current = await episodePage(parts[1], parts[2], query);
       else current = await experimentsPage();
       versions = {};
+      if (exported !== null) return; // an export is a snapshot: no versions, no polling
       for (const source of current.sources) versions[source] = (await api(`/api/version/${encodeURIComponent(source)}`)).version;
     } catch (error) {
       current = null;
@@ -441,7 +439,7 @@
 
   // New episodes and the steps of a running episode appear without a reload.
   async function poll() {
-    if (!current || document.hidden) return;
+    if (!current || document.hidden || exported !== null) return;
     const page = current;
     try {
       for (const source of page.sources) {

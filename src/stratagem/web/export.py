@@ -1,0 +1,237 @@
+"""`stratagem view --export`: the viewer as a static site, opened from file:// or any static host.
+
+The site is the packaged pages plus data files written from the same `Sources` calls the live
+API answers (issue 25 item 7), so the two cannot drift. Browsers refuse fetch() of file:// URLs,
+so each data file is a script that stores one answer in `window.STRATAGEM_DATA[<its path>]`; its
+JSON escapes `<`, `>`, `&`, U+2028 and U+2029, so no stored text can close the script or a
+comment. Each experiment's episodes are written once as a full list with an index of the
+filters (computed by the data layer's own SQL filters) and a search text per episode, which
+app.js pages, filters and searches in the browser. With a seat's perspective only that seat's
+view of each episode is written, and the search texts come from it: nothing hidden from the
+seat is in any file.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stratagem.errors import StratagemError
+from stratagem.experiments.records import STATUSES
+from stratagem.web.data import Perspective, Sources
+from stratagem.web.data.listing import MAX_PER_PAGE
+from stratagem.web.server import CSP, json_bytes, page_bytes
+
+MARKER = "stratagem-export"
+"""The <meta name> that tells app.js it runs in an export (its content: the perspectives)."""
+EXPORT_CSP = CSP.replace("; frame-ancestors 'none'", "")
+"""The server's policy as a <meta> tag (which cannot carry frame-ancestors): scripts only from
+the site's own files, none inline."""
+_KIND = re.compile(r"\(([^()]*)\)$")
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an export wrote: the one line `stratagem view --export` prints."""
+
+    files: int
+    bytes: int
+    episodes: int
+    seconds: float
+
+
+def experiment_dir(source: str, experiment: str) -> str:
+    """An experiment's data folder; ids as hex, so any id is a safe file name (app.js agrees)."""
+    return f"data/x/{source}/{experiment.encode().hex()}"
+
+
+def episode_file(source: str, episode: str, perspective: Perspective) -> str:
+    name = "all" if perspective.seat is None else f"seat-{perspective.seat}"
+    return f"data/e/{source}/{episode.encode().hex()}/{name}.js"
+
+
+def script(key: str, value: Any) -> bytes:
+    """A data file: `value` as JSON no HTML or JS parser can be broken out of."""
+    text = json_bytes(value).decode().replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (
+        "window.STRATAGEM_DATA=window.STRATAGEM_DATA||{};"
+        f'window.STRATAGEM_DATA["{key}"]={text};\n'
+    ).encode()
+
+
+def check_out(out: Path) -> None:
+    """Never write into a user's folder: OUT must not exist or be an empty folder."""
+    if out.is_dir():
+        if any(out.iterdir()):
+            raise StratagemError(
+                f"--export {out}: the folder is not empty; give a new or empty one"
+            )
+    elif out.exists() or out.is_symlink():
+        raise StratagemError(f"--export {out}: is a file; give a new or empty folder")
+
+
+def export_site(
+    sources: Sources,
+    out: Path,
+    *,
+    experiments: Sequence[str] = (),
+    max_per_cell: int | None = None,
+    perspective: Perspective | None = None,
+) -> Written:
+    """Write the site into `out` (new or empty); `perspective` a seat writes only its views."""
+    started = time.perf_counter()
+    check_out(out)
+    if max_per_cell is not None and max_per_cell < 1:
+        raise StratagemError(f"--max-per-cell {max_per_cell}: expected 1 or more")
+    chosen = _chosen(sources.experiments(), experiments)
+    seat = None if perspective is None else perspective.seat
+    writer = _Writer(out)
+    for url, (body, _) in page_bytes().items():
+        name = "index.html" if url == "/" else url.lstrip("/")
+        writer.write(name, _index(body, seat) if name == "index.html" else body)
+    writer.data("data/sources.js", sources.sources())
+    writer.data("data/experiments.js", chosen)
+    episodes = 0
+    for exp in chosen:
+        episodes += _experiment(writer, sources, exp["source"], exp["id"], max_per_cell, seat)
+    return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
+
+
+def _chosen(found: list[dict[str, Any]], wanted: Sequence[str]) -> list[dict[str, Any]]:
+    if not wanted:
+        return found
+    ids = {x["id"] for x in found}
+    missing = [w for w in wanted if w not in ids]
+    if missing:
+        raise StratagemError(
+            f"--experiment {', '.join(missing)}: not in these results directories "
+            f"(found: {', '.join(sorted(ids)) or 'none'})"
+        )
+    return [x for x in found if x["id"] in wanted]
+
+
+def _index(body: bytes, seat: int | None) -> bytes:
+    seen = str(Perspective(seat))
+    tags = (
+        f'<meta name="{MARKER}" content="{seen}">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{EXPORT_CSP}">\n'
+    )
+    head = b'<meta charset="utf-8">\n'
+    if head not in body:
+        raise StratagemError("the packaged index.html has no <meta charset>; reinstall stratagem")
+    return body.replace(head, head + tags.encode(), 1)
+
+
+class _Writer:
+    def __init__(self, out: Path) -> None:
+        self.out, self.files, self.bytes = out, 0, 0
+        out.mkdir(parents=True, exist_ok=True)
+
+    def write(self, name: str, body: bytes) -> None:
+        path = self.out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body)
+        self.files += 1
+        self.bytes += len(body)
+
+    def data(self, name: str, value: Any) -> None:
+        self.write(name, script(name, value))
+
+
+def _all_items(
+    sources: Sources, source: str, experiment: str, filters: dict[str, str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every episode of the experiment (matching `filters`), page by page as the API gives them."""
+    page = 0
+    while True:
+        got = sources.episodes(
+            source, experiment, filters=filters, page=page, per_page=MAX_PER_PAGE
+        )
+        yield from got["items"]
+        page += 1
+        if page * MAX_PER_PAGE >= got["total"]:
+            return
+
+
+def _experiment(
+    writer: _Writer,
+    sources: Sources,
+    source: str,
+    experiment: str,
+    max_per_cell: int | None,
+    seat: int | None,
+) -> int:
+    """Write an experiment's cells, its exported episodes' list, filter index and search texts,
+    and each episode's views; return how many episodes."""
+    folder = experiment_dir(source, experiment)
+    cells = sources.cells(source, experiment)
+    writer.data(f"{folder}/cells.js", cells)
+    items = list(_all_items(sources, source, experiment))
+    if max_per_cell is not None:
+        cell_of = sources.cell_of_episodes(source, experiment)
+        taken: Counter[str] = Counter()
+        kept = []
+        for item in items:  # the first N of each cell in store order; unfinished by game
+            key = cell_of.get(item["id"], f"unfinished {item['game']}")
+            taken[key] += 1
+            if taken[key] <= max_per_cell:
+                kept.append(item)
+        items = kept
+    position = {item["id"]: k for k, item in enumerate(items)}
+    index: dict[str, dict[str, list[int]]] = {}
+    for name, values in _filter_values(cells, items).items():
+        index[name] = {}
+        for value in sorted(values):
+            matched = _all_items(sources, source, experiment, {name: value})
+            index[name][value] = [position[i["id"]] for i in matched if i["id"] in position]
+    writer.data(f"{folder}/episodes.js", {"items": items, "index": index})
+    texts = []
+    for item in items:
+        seats = len(item["seats"])
+        views = [Perspective(None), *(Perspective(k) for k in range(seats))]
+        if seat is not None:  # only the seat's own view, where the episode has that seat
+            views = [Perspective(seat)] if seat < seats else []
+        text: list[str] = []
+        for seen in views:
+            view = sources.episode(source, item["id"], seen)
+            writer.data(episode_file(source, item["id"], seen), view)
+            if seen == views[0]:
+                _strings(view["steps"], text)
+        texts.append("\n".join(text).lower())
+    writer.data(f"{folder}/search.js", texts)
+    return len(items)
+
+
+def _filter_values(cells: list[dict[str, Any]], items: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Each filter's values worth indexing: those the pages offer and the episodes hold."""
+    values: dict[str, set[str]] = {
+        "game": {i["game"] for i in items} | {c["game"] for c in cells},
+        "model": {i["model"] for i in items if i["model"]} | {c["model"] for c in cells},
+        "agent": {i["agent"] for i in items if i["agent"]} | {c["agent"] for c in cells},
+        "seat_kind": set(),
+        "status": set(STATUSES),
+        "invalid": {"0", "1"},
+    }
+    for item in items:
+        for seat in item["seats"]:
+            found = _KIND.search(seat)
+            if found:
+                values["seat_kind"].add(found.group(1))
+    return {k: {str(v) for v in vs if v is not None} for k, vs in values.items()}
+
+
+def _strings(value: Any, into: list[str]) -> None:
+    """Every text in a view (events, messages, replies): what the export's search looks in."""
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, into)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, into)
