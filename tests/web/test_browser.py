@@ -58,9 +58,12 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def wait(driver: Any, check: Any) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT_S).until(lambda d: check(d))
+    # A page redrawn between finding an element and reading it: look again.
+    stale = (StaleElementReferenceException,)
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=stale).until(lambda d: check(d))
 
 
 def heading(driver: Any, text: str) -> None:

@@ -19,6 +19,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.runner import STORE_FILE
 from stratagem.experiments.store import SCHEMA_VERSION, ResultStore
 from stratagem.web.data import Perspective, Sources
+from stratagem.web.data import sources as data_sources
 
 EVERYTHING = Perspective.parse("all")
 
@@ -232,6 +233,69 @@ def test_experiments_and_cells_count_episodes_calls_cost_and_scores_per_seat(
     assert cell["score"] == [(8 + 6) / 2, (3 + 6) / 2]
     assert cell["cooperation"] == 3 / 4 and cell["invalid_rate"] == 0.0
     assert cell["cost_usd"] == 0.75
+
+
+def test_cells_are_read_once_per_store_version_and_again_after_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25 item 9: a second view of the same store reuses the cells; a write changes
+    `version()` and the kept answer is not used."""
+    with ResultStore(tmp_path / STORE_FILE) as store:
+        store.create_experiment("exp", "PD runs")
+        _finished_pd(store, "a", [("C", "C"), ("D", "C")], 0.25)
+    reads: list[str] = []
+    real = data_sources.load_episodes
+
+    def counted(store: ResultStore, experiment: str, **kw: Any) -> Any:
+        reads.append(experiment)
+        return real(store, experiment, **kw)
+
+    monkeypatch.setattr(data_sources, "load_episodes", counted)
+    sources = Sources([tmp_path])
+    first = sources.cells("0", "exp")
+    first[0]["episodes"] = 99  # a caller changing its copy changes nothing kept
+    assert sources.cells("0", "exp")[0]["episodes"] == 1 and len(reads) == 1
+    with ResultStore(tmp_path / STORE_FILE) as writer:  # a run writing meanwhile
+        _finished_pd(writer, "b", [("C", "C"), ("C", "C")], 0.5)
+        (cell,) = sources.cells("0", "exp")
+        assert (cell["episodes"], cell["cost_usd"], len(reads)) == (2, 0.75, 2)
+        assert sources.cells("0", "exp") == [cell] and len(reads) == 2
+
+
+def test_held_reuses_one_connection_per_store_and_still_sees_new_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store_with_episodes(tmp_path / STORE_FILE).close()
+    opened: list[Path] = []
+
+    class Counted(ResultStore):
+        def __init__(self, path: Path, **kw: Any) -> None:
+            opened.append(Path(path))
+            super().__init__(path, **kw)
+
+    monkeypatch.setattr(data_sources, "ResultStore", Counted)
+    sources = Sources([tmp_path])
+    opened.clear()
+    with sources.held():
+        for _ in range(3):
+            sources.episodes("0", "exp")
+            sources.episode("0", "ep0", EVERYTHING)
+        assert len(opened) == 1
+        with ResultStore(tmp_path / STORE_FILE) as writer:  # a run starts: a reader per call
+            writer.add_episode("ep9", "exp", "pd", ["TitForTat", "TitForTat"], seed=9)
+            assert sources.episodes("0", "exp")["total"] == 3
+            writer.add_episode("ep10", "exp", "pd", ["TitForTat", "TitForTat"], seed=10)
+            assert sources.episodes("0", "exp")["total"] == 4
+        assert len(opened) == 3
+        assert sources.episodes("0", "exp")["total"] == 4  # the run is over: held again
+        with ResultStore(tmp_path / STORE_FILE) as writer:
+            writer.add_episode("ep11", "exp", "pd", ["TitForTat", "TitForTat"], seed=11)
+        assert sources.episodes("0", "exp")["total"] == 5  # a changed file is read anew
+        assert sources.episodes("0", "exp")["total"] == 5 and len(opened) == 5
+    held = len(opened)
+    sources.episodes("0", "exp")  # after the block: a connection per call again
+    assert len(opened) == held + 1
+    assert set(_snapshot(tmp_path)) == {STORE_FILE}  # no -wal or -shm left behind
 
 
 # -- episode pages ---------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ def test_every_file_parses_and_equals_what_the_data_layer_answers(
         "source.js",
         "app.js",
         "app.css",
+        "views",
         "data",
     }
     assert f'<meta name="{MARKER}" content="all">' in (out / "index.html").read_text()

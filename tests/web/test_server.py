@@ -118,6 +118,9 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
     # Scripts only from files (the CSP refuses inline ones anyway), no inline styles, no data.
     assert re.findall(r"<script[^>]*>", index) == [
         '<script src="source.js" defer>',
+        '<script src="views/kit.js" defer>',
+        '<script src="views/matrix.js" defer>',
+        '<script src="views/social.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index

@@ -97,8 +97,9 @@ def export_site(
     writer.data("data/sources.js", sources.sources())
     writer.data("data/experiments.js", chosen)
     episodes = 0
-    for exp in chosen:
-        episodes += _experiment(writer, sources, exp["source"], exp["id"], max_per_cell, seat)
+    with sources.held():  # one connection per store, not one per episode view
+        for exp in chosen:
+            episodes += _experiment(writer, sources, exp["source"], exp["id"], max_per_cell, seat)
     return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
 
 

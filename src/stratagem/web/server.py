@@ -40,11 +40,14 @@ SECURITY_HEADERS = (
     # A token in the URL must not leave in a Referer header.
     (b"referrer-policy", b"no-referrer"),
 )
+VIEWS = ("kit.js", "matrix.js", "social.js")
+"""The game-specific step views under pages/views/ (index.html loads them before app.js)."""
 PAGES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/source.js": ("source.js", "text/javascript; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
+    **{f"/views/{v}": (f"views/{v}", "text/javascript; charset=utf-8") for v in VIEWS},
 }
 """The only files served: URL path -> packaged file under web/pages/."""
 FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid")

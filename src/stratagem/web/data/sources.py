@@ -1,8 +1,12 @@
 """The results directories being viewed, each store opened read-only for each question.
 
-A store is opened anew for every call (SQLite opens in well under a millisecond), so each answer
+A store is opened anew for every call (SQLite opens in about half a millisecond), so each answer
 sees the latest commit of a run writing to it, and no connection is held open between calls:
-the viewer leaves a store exactly as it found it (`ResultStore(read_only=True)`).
+the viewer leaves a store exactly as it found it (`ResultStore(read_only=True)`). A batch of
+calls on one thread (the static export, thousands of episodes) may hold one connection per store
+with `held()`, only while no writer has it open and its file is unchanged. `cells()` reads
+every finished episode, so its answer is kept per experiment and reused while `version()` is
+unchanged: any commit changes the version, and then it is read again.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ class Sources:
                 if path.resolve() not in {p.resolve() for p in found}:
                     found.append(path)
         self._paths = found
+        self._holding = False
+        self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
+        self._cells: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] = {}
         for k in range(len(found)):
             with self._open(str(k)):
                 pass
@@ -46,12 +53,44 @@ class Sources:
         """Nothing is held open between calls; kept so callers need not know that."""
 
     @contextmanager
+    def held(self) -> Iterator[None]:
+        """Within this block every call on this thread reuses one read-only connection per
+        store instead of opening one per call (the export's thousands of episode views), while
+        no writer has the store open; it is opened again if the file changes."""
+        if self._holding:
+            yield
+            return
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+            for store, _ in self._held.values():
+                store.close()
+            self._held.clear()
+
+    @contextmanager
     def _open(self, source: str) -> Iterator[ResultStore]:
         ids = [str(k) for k in range(len(self._paths))]
         if source not in ids:
             raise StratagemError(f"unknown source '{source}': expected 0 to {len(ids) - 1}")
-        with ResultStore(self._paths[ids.index(source)], read_only=True) as store:
-            yield store
+        path = self._paths[ids.index(source)]
+        wal = Path(f"{path}-wal")
+        if not self._holding or wal.exists():
+            # While a writer has the store open (its -wal), each call opens its own reader, so
+            # a reader held open never keeps the writer from removing its -wal and -shm.
+            with ResultStore(path, read_only=True) as store:
+                yield store
+            return
+        # Read as immutable: held while the file (inode, size, time) is unchanged.
+        stat = path.stat()
+        state = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        kept = self._held.get(source)
+        if kept is None or kept[1] != state:
+            if kept is not None:
+                kept[0].close()
+            kept = self._held[source] = (ResultStore(path, read_only=True), state)
+        yield kept[0]
 
     def _experiment(self, store: ResultStore, source: str, experiment: str) -> None:
         if store.experiment(experiment) is None:
@@ -78,7 +117,18 @@ class Sources:
 
     def cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
         """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
-        payoff, seat 0's cooperation and invalid rate, and the cell's spend."""
+        payoff, seat 0's cooperation and invalid rate, and the cell's spend. Kept while the
+        store's `version()` is unchanged (read first, so a commit during the read only makes
+        the next call read again)."""
+        version = self.version(source)
+        kept = self._cells.get((source, experiment))
+        if kept is None or kept[0] != version:
+            kept = (version, self._read_cells(source, experiment))
+            self._cells[(source, experiment)] = kept
+        # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
+        return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in kept[1]]
+
+    def _read_cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
         with self._open(source) as store:
             self._experiment(store, source, experiment)
             episodes = load_episodes(store, experiment, event_kinds=("invalid", "decision"))

@@ -7,8 +7,10 @@
   const POLL_MS = 2000;
   const main = document.getElementById("main");
   const crumbs = document.getElementById("crumbs");
-  // Game-specific step views register here by game name; any other game gets the generic view.
-  const GAME_VIEWS = {};
+  // Game-specific step views (views/*.js) register here by game name or family ("chameleon" for
+  // "chameleon/0"), or as "rounds" for any game that stores round results; the generic view is
+  // always drawn below, so a game without a view of its own still shows.
+  const GAME_VIEWS = window.StratagemViews || {};
   let current = null; // the page shown: {refresh(), sources: [ids], stop()}
   let versions = {};
 
@@ -345,10 +347,18 @@
       : " no steps yet ";
     replay.play.textContent = replay.timer ? "pause" : "▶ play";
     const here = steps[step];
-    const view = (here && GAME_VIEWS[episode.game]) || stepView;
+    const game = here && gameView(episode);
     replay.box.replaceChildren(
-      here ? view(here, episode) : el("p", { class: "muted" }, "This episode has no steps yet."),
+      ...(here
+        ? [game ? game(here, episode) : "", stepView(here)]
+        : [el("p", { class: "muted" }, "This episode has no steps yet.")]),
     );
+  }
+
+  function gameView(episode) {
+    const family = episode.game.split("/")[0];
+    const rounds = episode.steps.some((s) => s.results && s.results.length);
+    return GAME_VIEWS[episode.game] || GAME_VIEWS[family] || (rounds && GAME_VIEWS.rounds) || null;
   }
 
   function stepView(step) {
