@@ -121,6 +121,7 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
         '<script src="views/kit.js" defer>',
         '<script src="views/matrix.js" defer>',
         '<script src="views/social.js" defer>',
+        '<script src="compare.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stratagem.errors import StratagemError
 from stratagem.web.data import Perspective, Sources
+from stratagem.web.data.compare import comparison
 
 CSP = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -46,6 +47,7 @@ PAGES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/source.js": ("source.js", "text/javascript; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/compare.js": ("compare.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     **{f"/views/{v}": (f"views/{v}", "text/javascript; charset=utf-8") for v in VIEWS},
 }
@@ -176,6 +178,14 @@ class _BadRequest(Exception):
     """A request parameter the API cannot use: 400."""
 
 
+def _episode_ref(query: Mapping[str, str], name: str) -> tuple[str, str]:
+    """`?a=<source>/<episode>` as (source, episode id)."""
+    source, _, episode = query.get(name, "").partition("/")
+    if not source or not episode:
+        raise _BadRequest(f"'{name}' must be <source>/<episode>, not '{query.get(name, '')}'")
+    return source, episode
+
+
 def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
     """The viewer over `dirs`; a bad directory is a `StratagemError` here, before any serving.
     `app.state.data.close()` releases the stores."""
@@ -226,6 +236,19 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
             return error(str(exc), 400)
         return await answer(lambda s: s.episode(p["source"], p["episode"], seen))
 
+    async def compare(request: Request) -> Response:
+        q = request.query_params
+        try:
+            seen = Perspective.parse(q.get("perspective", "all"))
+            (sa, ea), (sb, eb) = _episode_ref(q, "a"), _episode_ref(q, "b")
+        except (StratagemError, _BadRequest) as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: comparison(s.episode(sa, ea, seen), s.episode(sb, eb, seen)))
+
+    async def pairs(request: Request) -> Response:
+        p = request.path_params
+        return await answer(lambda s: s.pairs(p["source"], p["experiment"]))
+
     async def version(request: Request) -> Response:
         source = request.path_params["source"]
         return await answer(lambda s: {"version": s.version(source)})
@@ -242,6 +265,8 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
         Route("/api/experiments/{source}/{experiment}/cells", cells),
         Route("/api/experiments/{source}/{experiment}/episodes", episodes),
         Route("/api/episodes/{source}/{episode}", episode),
+        Route("/api/compare", compare),
+        Route("/api/pairs/{source}/{experiment}", pairs),
         Route("/api/version/{source}", version),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})

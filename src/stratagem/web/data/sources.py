@@ -22,8 +22,10 @@ from typing import Any
 from stratagem.analysis.cells import CellKey, cell_key, cells_of, order_key, seat_totals
 from stratagem.analysis.episodes import EpisodeData, load_episodes, seat_of
 from stratagem.errors import StratagemError
+from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import stores_in
+from stratagem.web.data.compare import pairs as compare_pairs
 from stratagem.web.data.listing import episode_page
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
@@ -192,6 +194,20 @@ class Sources:
                     f"perspective {perspective}: episode '{episode_id}' has seats 0 to {n - 1}"
                 )
             return episode_view(store, record, perspective)
+
+    def pairs(self, source: str, experiment: str) -> list[dict[str, Any]]:
+        """The episode pairs worth comparing for an experiment (`compare.pairs`): the same
+        episode id in the other sources, and twins within the experiment."""
+        with self._open(source) as store:
+            self._experiment(store, source, experiment)
+            records = store.episodes(experiment)
+        ids = {r.id for r in records}
+        others: dict[str, dict[str, EpisodeRecord]] = {}
+        for k in range(len(self._paths)):
+            if str(k) != source:
+                with self._open(str(k)) as store:
+                    others[str(k)] = {r.id: r for r in store.episodes() if r.id in ids}
+        return compare_pairs(source, records, others)
 
     def version(self, source: str) -> str:
         """A token that changes with every commit to the store: the largest row ids and the

@@ -327,6 +327,7 @@
         { class: "facts" },
         `game ${episode.game} · status ${episode.status} · seed ${fmt(episode.seed)}`,
         ` · payoffs ${fmt(episode.payoffs)}`,
+        exported === null ? [" · ", el("a", { href: ["compare", source, id], class: "compare-link" }, "compare with…")] : null,
       ),
       table(
         ["Seat", "Label", "Kind", "Model"],
@@ -430,6 +431,10 @@
     e.preventDefault();
   });
 
+  // ---- compare (compare.js): two episodes side by side, served only ----------------------------
+  const COMPARE = window.StratagemCompare;
+  const compareKit = { el, route, api, fmt, table, show, setCrumbs };
+
   // ---- routing and live refresh --------------------------------------------------------------
   async function render() {
     if (current && current.stop) current.stop();
@@ -437,6 +442,8 @@
     try {
       if (parts[0] === "x" && parts.length === 3) current = await experimentPage(parts[1], parts[2], query);
       else if (parts[0] === "e" && parts.length === 3) current = await episodePage(parts[1], parts[2], query);
+      else if (parts[0] === "compare" && parts.length === 3) current = await COMPARE.choose(compareKit, parts[1], parts[2]);
+      else if (parts[0] === "compare" && parts.length === 5) current = await COMPARE.page(compareKit, ...parts.slice(1), query);
       else current = await experimentsPage();
       versions = {};
       if (exported !== null) return; // an export is a snapshot: no versions, no polling
