@@ -6,7 +6,6 @@ step 3 -> a seat's perspective -> back. What a seat may not see is checked in th
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,7 @@ import pytest
 from support.browser import chromium, screenshot, serving
 from support.chameleon_view import REASKED_REPLY, SECRET_WORD, analysis_marker, chameleon_replier
 from support.pgm_play import play, scripted_model
-
-from stratagem.experiments.config import config_from_dict
-from stratagem.experiments.runner import Runner
-from stratagem.llm.providers.scripted import _REGISTERED, register_script
+from support.scripted_run import run_scripted
 
 __all__ = ["chromium"]  # the session's browser, a fixture
 
@@ -40,15 +36,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         models.close()
     pd = tmp_path_factory.mktemp("pd") / "out"
-    register_script("view-markup", lambda request, sample: f"{MARKUP} {request.choices[0]}")
-    config = {
-        "name": "markup", "output": str(pd), "models": [{"model": "scripted/view-markup"}],
-        "games": ["pd"], "opponents": ["TitForTat"], "rounds": [3], "retry": {"base_delay": 0},
-    }  # fmt: skip
-    try:
-        summary = asyncio.run(Runner(config_from_dict(config, "test"), show_progress=False).run())
-    finally:
-        _REGISTERED.pop("view-markup", None)
+    reply = lambda request, sample: f"{MARKUP} {request.choices[0]}"  # noqa: E731
+    summary = run_scripted(pd, "markup", reply, rounds=[3])
     assert summary.finished == 1, summary.errors
     with serving(Path(store.path).parent, pd) as url:
         yield url

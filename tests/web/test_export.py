@@ -4,7 +4,6 @@ the server answers from, over a real scripted Chameleon store and a PD store who
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import shutil
@@ -14,13 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.chameleon_view import SECRET_WORD, analysis_marker
 from support.cli import cli
+from support.scripted_run import run_scripted
 
-from stratagem.experiments.config import load_config
-from stratagem.experiments.runner import Runner
-from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.export import MARKER, episode_file, experiment_dir
 
@@ -33,23 +29,11 @@ _WRAPPER = re.compile(r'window\.STRATAGEM_DATA=window\.STRATAGEM_DATA\|\|\{\};'
 def pd_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Three seeds of PD against two opponents: two cells of three episodes, replies `BREAKOUT`."""
     tmp = tmp_path_factory.mktemp("export-pd")
-    register_script("export-breakout", lambda request, sample: f"{BREAKOUT} {request.choices[0]}")
-    data = {
-        "name": "breakout",
-        "output": str(tmp / "out"),
-        "models": [{"model": "scripted/export-breakout"}],
-        "games": ["pd"],
-        "opponents": ["TitForTat", "AlwaysDefect"],
-        "rounds": [2],
-        "seeds": [0, 1, 2],
-        "retry": {"base_delay": 0},
-    }
-    config = tmp / "breakout.yaml"
-    config.write_text(yaml.safe_dump(data), encoding="utf-8")
-    try:
-        summary = asyncio.run(Runner(load_config(config), show_progress=False).run())
-    finally:
-        _REGISTERED.pop("export-breakout", None)
+    reply = lambda request, sample: f"{BREAKOUT} {request.choices[0]}"  # noqa: E731
+    summary = run_scripted(
+        tmp / "out", "breakout", reply,
+        opponents=["TitForTat", "AlwaysDefect"], rounds=[2], seeds=[0, 1, 2],
+    )  # fmt: skip
     assert summary.finished == 6, summary.errors
     yield tmp / "out"
 

@@ -4,7 +4,6 @@ browsing, and the real command started in a second process."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -20,14 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from starlette.testclient import TestClient
 from support.cli import cli
+from support.scripted_run import run_scripted
 
-from stratagem.experiments.config import load_config
-from stratagem.experiments.runner import STORE_FILE, Runner
+from stratagem.experiments.runner import STORE_FILE
 from stratagem.experiments.store import ResultStore
-from stratagem.llm.providers.scripted import _REGISTERED, register_script
 from stratagem.web.server import CSP, build_app
 
 COMMAND = str(Path(sys.executable).with_name("stratagem"))
@@ -40,22 +37,8 @@ LOCAL = "http://127.0.0.1"
 def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A results directory with one PD episode whose model replies are `XSS` and a move."""
     tmp = tmp_path_factory.mktemp("view")
-    register_script("view-xss", lambda request, sample: f"{XSS} {request.choices[0]}")
-    data = {
-        "name": "xss",
-        "output": str(tmp / "out"),
-        "models": [{"model": "scripted/view-xss"}],
-        "games": ["pd"],
-        "opponents": ["TitForTat"],
-        "rounds": [2],
-        "retry": {"base_delay": 0},
-    }
-    config = tmp / "xss.yaml"
-    config.write_text(yaml.safe_dump(data), encoding="utf-8")
-    try:
-        summary = asyncio.run(Runner(load_config(config), show_progress=False).run())
-    finally:
-        _REGISTERED.pop("view-xss", None)
+    reply = lambda request, sample: f"{XSS} {request.choices[0]}"  # noqa: E731
+    summary = run_scripted(tmp / "out", "xss", reply, rounds=[2])
     assert summary.finished == 1, summary.errors
     yield tmp / "out"
 
