@@ -21,7 +21,7 @@ from stratagem.agents.human import (
     MAX_QUERIES,
     HumanPlayer,
 )
-from stratagem.cli.running import _read_line
+from stratagem.cli.play import _read_line
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import State

@@ -46,6 +46,8 @@ from stratagem.games.tradecraft_actions import describe
 Ask = Callable[[str], Awaitable[str | None]]
 """Show a prompt, return the line typed (None when the input has ended)."""
 Tell = Callable[[str], None]
+ShowMove = Callable[[Observation], None]
+"""Told the observation before a move is asked (the browser draws its controls from it)."""
 
 MAX_ATTEMPTS = 10
 """Illegal moves a person may type for one move; then the game is left unfinished."""
@@ -62,10 +64,13 @@ REFUSAL_CHARS = 400
 
 
 class HumanPlayer(Agent):
-    def __init__(self, game: Game, ask: Ask, tell: Tell, name: str = "human") -> None:
+    def __init__(
+        self, game: Game, ask: Ask, tell: Tell, name: str = "human", show_move: ShowMove | None = None
+    ) -> None:
         self.name, self._game = name, game
         self.ask = ask
         self.tell = tell
+        self.show_move = show_move
         prompts = prompts_for(game)
         self._game_prompter = None if prompts is None else GamePrompter(game, prompts)
         self._matrix_prompter = Prompter("neutral", "choice", "prompt")
@@ -87,6 +92,8 @@ class HumanPlayer(Agent):
         desk = desk_for(self._game, observation)  # TradeCraft's tools (seed-002 §2.6)
         if desk is not None:
             self.tell(desk.help)
+        if self.show_move is not None:
+            self.show_move(observation)
         hint = _choices(space)
         attempts = queries = 0
         typed: list[str] = []

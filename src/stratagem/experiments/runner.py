@@ -106,7 +106,7 @@ class Runner:
         executor: str = "local",
         console: Console | None = None,
         show_progress: bool = True,
-        human: Callable[[Game], Agent] | None = None,
+        human: Callable[[Game, int], Agent] | None = None,
         force: bool = False,
     ) -> None:
         """`human` makes the player of a human seat (`stratagem play`); a run from a file has

@@ -29,31 +29,32 @@ class Seating:
     """What seats are made from: the model clients by model id, and who takes a human seat."""
 
     clients: Mapping[str, ModelClient] = field(default_factory=dict)
-    human: Callable[[Game], Agent] | None = None
+    human: Callable[[Game, int], Agent] | None = None
+    """The player of a human seat, made from the game and the seat's index."""
 
 
-def _llm(seat: Seat, seating: Seating, game: Game) -> Agent:
+def _llm(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     assert seat.agent is not None and seat.model is not None
     asks = seat.questions and seat.agent.questions
     return build_agent(seat.agent, seating.clients[seat.model.name], game, questions=asks)
 
 
-def _strategy(seat: Seat, seating: Seating, game: Game) -> Agent:
+def _strategy(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     assert seat.strategy is not None
     return StrategyAgent(get_strategy(seat.strategy))
 
 
-def _scripted(seat: Seat, seating: Seating, game: Game) -> Agent:
+def _scripted(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     return ScriptedPlayer(seat.script or (), name=seat.label)
 
 
-def _human(seat: Seat, seating: Seating, game: Game) -> Agent:
+def _human(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     if seating.human is None:
         raise StratagemError("a human seat needs a terminal: play it with `stratagem play`")
-    return seating.human(game)
+    return seating.human(game, index)
 
 
-SEAT_AGENTS: dict[str, Callable[[Seat, Seating, Game], Agent]] = {
+SEAT_AGENTS: dict[str, Callable[[Seat, int, Seating, Game], Agent]] = {
     "llm": _llm,
     "strategy": _strategy,
     "scripted": _scripted,
@@ -63,7 +64,7 @@ SEAT_AGENTS: dict[str, Callable[[Seat, Seating, Game], Agent]] = {
 
 def seat_agent(seat: Seat, index: int, episode_id: str, seating: Seating, game: Game) -> Agent:
     """The agent of one seat, reset for the episode with its seed."""
-    agent = SEAT_AGENTS[seat.kind](seat, seating, game)
+    agent = SEAT_AGENTS[seat.kind](seat, index, seating, game)
     agent.reset(seat_seed(episode_id, index, seat.kind), episode_id)
     return agent
 

@@ -1,0 +1,192 @@
+"""`stratagem play`: one episode with people in seats, typed in the terminal or, with `--web`,
+played in the browser (a page per human seat, each with its own link)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from stratagem.cli.common import _say, app, err, out
+from stratagem.errors import StratagemError
+from stratagem.experiments.store import ResultStore
+
+IDLE = 600.0
+"""With --web: how long a move waits for a page of its seat (a closed tab) by default."""
+
+if TYPE_CHECKING:
+    from stratagem.experiments.grid import EpisodeSpec
+    from stratagem.experiments.runner import Runner
+
+
+@app.command()
+def play(
+    game: Annotated[str, typer.Argument(help="A game of the catalog (stratagem games).")],
+    seat: Annotated[
+        list[str],
+        typer.Option(
+            help="SEAT=WHO for every seat: human, a strategy, scripted:<actions>, or an "
+            "architecture (plain) played by --model or by plain@provider/model."
+        ),
+    ],
+    model: Annotated[str, typer.Option(help="The model of LLM seats.")] = "local/gemma-3-270m",
+    rounds: Annotated[int | None, typer.Option(help="Rounds of a repeated game.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Episode seed (default: new each time).")] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Results directory.")] = Path(
+        "results/play"
+    ),
+    web: Annotated[
+        bool, typer.Option("--web", help="Play in the browser: a link per human seat.")
+    ] = False,
+    port: Annotated[int | None, typer.Option(help="With --web: the port (default: free).")] = None,
+    host: Annotated[
+        str,
+        typer.Option(help="With --web: the address to bind (other than 127.0.0.1: a token)."),
+    ] = "127.0.0.1",
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="With --web: open the first seat's link.")
+    ] = False,
+    idle: Annotated[
+        float,
+        typer.Option(help="With --web: seconds a move waits for a closed page before giving up."),
+    ] = IDLE,
+) -> None:
+    """Play a game in the terminal or the browser, in any seat, against agents, strategies or
+    other people."""
+    from stratagem.experiments import play as playing
+    from stratagem.experiments.runner import Runner
+
+    if not web:
+        web_only = {"port": port is not None, "open": open_browser,
+                    "host": host != "127.0.0.1", "idle": idle != IDLE}  # fmt: skip
+        given = [f"--{name}" for name, set_ in web_only.items() if set_]
+        if given:
+            raise StratagemError(f"{', '.join(given)}: only with --web")
+    if idle <= 0:
+        raise StratagemError(f"--idle {idle:g}: a number of seconds > 0")
+    seats = playing.parse_seats(seat, playing.seats_of(game))
+    chosen = seed if seed is not None else time.time_ns() % 2**31
+    config = playing.play_config(
+        game, seats, model=model, rounds=rounds, seed=chosen, output=out_dir
+    )
+    if web:
+        humans = [k for k, who in enumerate(seats) if who == "human"]
+        _play_web(config, humans, out_dir, chosen, port, host, open_browser, idle)
+        return
+    from stratagem.agents.human import HumanPlayer
+    from stratagem.analysis.transcript import clean
+    from stratagem.experiments import event_loop
+
+    def tell(text: str) -> None:
+        out.print(clean(text), markup=False, highlight=False, soft_wrap=True)
+
+    async def ask(prompt: str) -> str | None:
+        import asyncio
+
+        line = await asyncio.to_thread(_read_line, prompt)
+        return None if line is None else line.rstrip("\n")
+
+    runner = Runner(config, console=err, show_progress=False,
+                    human=lambda g, _: HumanPlayer(g, ask, tell))  # fmt: skip
+    _refuse_played(runner.specs, out_dir, chosen)
+    summary = event_loop.run(runner.run())
+    end = _ending(runner, out_dir)
+    if "payoffs" in end:
+        tell(f"game over: {end['scores']}  (stratagem show {out_dir} {end['episode']})")
+    if summary.failed:
+        raise StratagemError(f"the game did not finish: {summary.errors[0]}")
+
+
+def _play_web(
+    config: Any, humans: list[int], out_dir: Path, seed: int, port: int | None, host: str,
+    open_browser: bool, idle: float,
+) -> None:  # fmt: skip
+    """The game served to the human seats' pages (`web.play`), their links printed first."""
+    import secrets
+    import webbrowser
+
+    from stratagem.cli.view import LOCAL_HOSTS, _listen
+    from stratagem.experiments import event_loop
+    from stratagem.experiments.runner import Runner
+    from stratagem.web.play.session import PlaySession, play_served
+
+    if port is not None and not 0 <= port <= 65535:
+        raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
+    session = PlaySession(config.games[0], humans, idle)
+    runner = Runner(config, console=err, show_progress=False, human=session.player)
+    _refuse_played(runner.specs, out_dir, seed)
+    token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
+    sock = _listen(host, port or 0)
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{sock.getsockname()[1]}/" + (f"?token={token}" if token else "")
+    links = session.links(base)
+    for k, link in links.items():
+        _say(out, f"seat {k}: {link}")
+    if open_browser:
+        webbrowser.open(links[humans[0]])
+    with sock:
+        try:
+            summary = event_loop.run(
+                play_served(
+                    session, runner, sock, token=token, ending=lambda: _ending(runner, out_dir)
+                )
+            )
+        except KeyboardInterrupt:
+            _say(err, "interrupted: the game is left unfinished")
+            raise typer.Exit(130) from None
+    end = _ending(runner, out_dir)
+    if "payoffs" in end:
+        _say(out, f"game over: {end['scores']}  (stratagem show {out_dir} {end['episode']})")
+    if summary.failed:
+        raise StratagemError(f"the game did not finish: {summary.errors[0]}")
+
+
+def _ending(runner: Runner, out_dir: Path) -> dict[str, Any]:
+    """How the played episode ended, for the terminal and the pages: its payoffs, or why not."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    with ResultStore(out_dir / STORE_FILE) as db:
+        for spec in runner.specs:
+            record = db.episode(spec.id)
+            if record is not None and record.payoffs is not None:
+                scores = ", ".join(f"seat {p}: {x:g}" for p, x in enumerate(record.payoffs))
+                return {"episode": spec.id, "payoffs": record.payoffs, "scores": scores}
+    errors = runner.summary.errors
+    why = errors[0].partition(": ")[2] if errors else "it was stopped"
+    return {"error": f"the game did not finish: {why}"}
+
+
+def _refuse_played(specs: list[EpisodeSpec], out_dir: Path, seed: int) -> None:
+    """A seed played to its end already cannot be played again in the same directory (its
+    episode is stored): say so before anything is asked, not after."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    store_file = out_dir / STORE_FILE
+    if not store_file.is_file():
+        return
+    with ResultStore(store_file) as db:
+        for spec in specs:
+            record = db.episode(spec.id)
+            if record is not None and record.status == "finished":
+                raise StratagemError(
+                    f"--seed {seed}: this game was played with this seed already in {out_dir} "
+                    f"(stratagem show {out_dir} {spec.id}); choose another seed, or leave --seed "
+                    "out for a new one"
+                )
+
+
+def _read_line(prompt: str) -> str | None:
+    """One typed line, at most one character past the longest a move may be: the rest of a
+    longer line is read in pieces and dropped, never held whole (the player refuses the line)."""
+    from stratagem.agents.human import MAX_LINE_CHARS
+
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline(MAX_LINE_CHARS + 1)
+    if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+        while (rest := sys.stdin.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+            pass
+    return line or None

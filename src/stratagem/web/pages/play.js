@@ -1,0 +1,129 @@
+// stratagem play: one seat's page (issue 25 item 8). The seat's token is the part of the link
+// after "#": it is sent only in this page's API requests. The page shows what the seat was told
+// (the same lines the terminal prints), and draws the move asked for as controls (play-forms.js)
+// that compose the line a person would type; the server's player reads it and the engine
+// validates it. Every text enters the page as a text node.
+"use strict";
+
+(() => {
+  const WAIT_S = 20;
+  const FORMS = window.StratagemPlayForms;
+  const token = location.hash.slice(1);
+  const told = document.getElementById("told");
+  const movePane = document.getElementById("move");
+  const status = document.getElementById("status");
+  const who = document.getElementById("who");
+  let next = 0;
+  let shownTurn = null;
+  let controls = null; // {node, enable(on)}
+
+  function el(tag, props, ...kids) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (key === "class") node.className = value;
+      else if (key === "on") {
+        for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
+      } else node[key] = value;
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid !== null && kid !== undefined) node.append(kid instanceof Node ? kid : String(kid));
+    }
+    return node;
+  }
+
+  function say(text, cls) {
+    status.className = cls || "muted";
+    status.textContent = text;
+  }
+
+  function addLines(state) {
+    if (state.first > next) {
+      told.append(el("p", { class: "line gap" }, `(${state.first - next} earlier lines dropped)`));
+    }
+    for (const text of state.messages) {
+      const refused = text.startsWith("not a legal move:");
+      told.append(el("p", { class: refused ? "line refused" : "line" }, text));
+    }
+    if (state.messages.length) told.scrollTop = told.scrollHeight;
+    next = state.next;
+  }
+
+  async function send(line) {
+    if (controls) controls.enable(false);
+    say("Sent; waiting for the game…");
+    try {
+      const response = await fetch(`api/seats/${encodeURIComponent(token)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ line }),
+        credentials: "same-origin",
+      });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        say(body.error || `the move was refused (${response.status})`, "error");
+        if (controls) controls.enable(true);
+      }
+    } catch (exc) {
+      say("the server cannot be reached; try again", "error");
+      if (controls) controls.enable(true);
+    }
+  }
+
+  function drawMove(state) {
+    const move = state.move;
+    if (!move) {
+      if (controls) controls.enable(false);
+      if (!state.end) say("Waiting for the other players…");
+      return;
+    }
+    if (move.turn !== shownTurn) {
+      shownTurn = move.turn;
+      const build = FORMS[move.form.kind] || FORMS.text;
+      controls = build(move.form, send);
+      movePane.replaceChildren(el("div", { class: "prompt" }, move.prompt), controls.node);
+    }
+    controls.enable(true);
+    say("Your move.", "your-move");
+  }
+
+  function drawEnd(end) {
+    movePane.replaceChildren();
+    controls = null;
+    if (end.error) say(end.error, "error end");
+    else say(`Game over: ${end.scores}`, "end");
+  }
+
+  async function poll() {
+    if (!token) {
+      say("This page needs the link printed for your seat (it ends with #…).", "error");
+      return;
+    }
+    for (;;) {
+      let state;
+      try {
+        const url = `api/seats/${encodeURIComponent(token)}?after=${next}&wait=${WAIT_S}`;
+        const response = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+        if (response.status === 404) {
+          say("No such seat: the game is over or the link is wrong.", "error");
+          return;
+        }
+        if (!response.ok) throw new Error(String(response.status));
+        state = await response.json();
+      } catch (exc) {
+        say("The server cannot be reached; retrying…", "error");
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
+      who.textContent = `— ${state.game}, seat ${state.seat} (${state.name})`;
+      addLines(state);
+      if (state.end) {
+        drawEnd(state.end);
+        return;
+      }
+      drawMove(state);
+    }
+  }
+
+  window.addEventListener("hashchange", () => location.reload());
+  poll();
+})();

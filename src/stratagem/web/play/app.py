@@ -1,0 +1,93 @@
+"""The play server's routes: each seat's page, and its API reached only through the seat's token.
+
+`GET /api/seats/{token}?after=N&wait=S` answers the seat's state once something new happened
+(a long poll, at most `POLL_SECONDS`); `POST /api/seats/{token}` with `{"line": "..."}` sends the
+move. A body is read up to a bound and must be JSON (`application/json`, which a page of another
+site cannot send without a preflight this server never answers). The security headers, the Host
+check and the token of a non-loopback `--host` are the viewer's own (`web.server.Guard`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib.resources import files
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from stratagem.agents.human import MAX_LINE_CHARS
+from stratagem.web.play.seat import POLL_SECONDS, NotYourMove, WebSeat
+from stratagem.web.server import Guard, error, json_response
+
+PAGES = {
+    "/play": ("play.html", "text/html; charset=utf-8"),
+    "/play.js": ("play.js", "text/javascript; charset=utf-8"),
+    "/play-forms.js": ("play-forms.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/play.css": ("play.css", "text/css; charset=utf-8"),
+}
+"""The only files served: URL path -> packaged file under web/pages/."""
+MAX_BODY = 4 * MAX_LINE_CHARS + 1_000
+"""The largest move request read: the longest line, JSON-escaped, and its wrapping."""
+
+
+def build_play_app(seats: Mapping[str, WebSeat], *, token: str | None = None) -> Starlette:
+    """The pages and API of the seats, by token."""
+    folder = files("stratagem.web").joinpath("pages")
+    pages = {url: (folder.joinpath(n).read_bytes(), kind) for url, (n, kind) in PAGES.items()}
+
+    async def page(request: Request) -> Response:
+        body, kind = pages[request.url.path]
+        return Response(body, media_type=kind, headers={"cache-control": "no-cache"})
+
+    def seat_of(request: Request) -> WebSeat | None:
+        return seats.get(request.path_params["token"])
+
+    async def news(request: Request) -> Response:
+        seat = seat_of(request)
+        if seat is None:
+            return error("no such seat; use the link printed for your seat", 404)
+        after, wait = request.query_params.get("after", "0"), request.query_params.get("wait", "0")
+        if not after.isdigit() or not wait.isdigit():
+            return error("'after' and 'wait' must be whole numbers >= 0", 400)
+        return json_response(await seat.news(int(after), min(float(wait), POLL_SECONDS)))
+
+    async def move(request: Request) -> Response:
+        seat = seat_of(request)
+        if seat is None:
+            return error("no such seat; use the link printed for your seat", 404)
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return error("a move is sent as application/json", 415)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return error(f"a move is at most {MAX_LINE_CHARS:,} characters", 413)
+        try:
+            line = json.loads(body)["line"]
+        except (ValueError, TypeError, KeyError):
+            return error('a move is sent as {"line": "..."}', 400)
+        if not isinstance(line, str):
+            return error('a move is sent as {"line": "..."}', 400)
+        try:
+            seat.send(line)
+        except NotYourMove as exc:
+            return error(str(exc), 409)
+        return json_response({"sent": True})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error("not found", 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error("method not allowed", 405)
+
+    routes = [Route(url, page) for url in PAGES] + [
+        Route("/api/seats/{token}", news, methods=["GET"]),
+        Route("/api/seats/{token}", move, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    app.add_middleware(Guard, token=token)
+    return app
