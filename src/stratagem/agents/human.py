@@ -65,7 +65,12 @@ REFUSAL_CHARS = 400
 
 class HumanPlayer(Agent):
     def __init__(
-        self, game: Game, ask: Ask, tell: Tell, name: str = "human", show_move: ShowMove | None = None
+        self,
+        game: Game,
+        ask: Ask,
+        tell: Tell,
+        name: str = "human",
+        show_move: ShowMove | None = None,
     ) -> None:
         self.name, self._game = name, game
         self.ask = ask

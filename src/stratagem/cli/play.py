@@ -33,6 +33,12 @@ def play(
         ),
     ],
     model: Annotated[str, typer.Option(help="The model of LLM seats.")] = "local/gemma-3-270m",
+    set_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="KIND.OPTION=VALUE: an architecture's option (magic.probes=false)."
+        ),
+    ] = None,
     rounds: Annotated[int | None, typer.Option(help="Rounds of a repeated game.")] = None,
     seed: Annotated[int | None, typer.Option(help="Episode seed (default: new each time).")] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Results directory.")] = Path(
@@ -69,8 +75,9 @@ def play(
         raise StratagemError(f"--idle {idle:g}: a number of seconds > 0")
     seats = playing.parse_seats(seat, playing.seats_of(game))
     chosen = seed if seed is not None else time.time_ns() % 2**31
+    options = playing.parse_options(set_option or [], seats)
     config = playing.play_config(
-        game, seats, model=model, rounds=rounds, seed=chosen, output=out_dir
+        game, seats, options=options, model=model, rounds=rounds, seed=chosen, output=out_dir
     )
     if web:
         humans = [k for k, who in enumerate(seats) if who == "human"]

@@ -8,9 +8,11 @@ any other. A seat is `human`, a rule-based strategy, `scripted:<actions>`, or an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.errors import StratagemError
@@ -43,10 +45,33 @@ def parse_seats(values: Sequence[str], n_seats: int) -> list[str]:
     return [seats[p] for p in range(n_seats)]
 
 
+def parse_options(values: Sequence[str], seats: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """`KIND.OPTION=VALUE` options (`magic.probes=false`) -> each seated architecture's options;
+    values read as YAML scalars. The architecture itself checks the names and values."""
+    kinds = {who.partition(PINNED)[0] for who in seats} & set(ARCHITECTURES)
+    options: dict[str, dict[str, Any]] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        kind, dot, option = name.strip().partition(".")
+        if not sep or not dot or not option:
+            raise StratagemError(
+                f"--set {value!r}: expected KIND.OPTION=VALUE, e.g. magic.probes=false"
+            )
+        if kind not in kinds:
+            seated = ", ".join(sorted(kinds)) or "none"
+            raise StratagemError(f"--set {value!r}: no seat plays {kind!r} (seated: {seated})")
+        try:
+            options.setdefault(kind, {})[option] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise StratagemError(f"--set {value!r}: the value is not a YAML scalar") from None
+    return options
+
+
 def play_config(
     game: str,
     seats: Sequence[str],
     *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
     model: str = DEFAULT_MODEL,
     rounds: int | None = None,
     seed: int = 0,
@@ -69,7 +94,11 @@ def play_config(
         "name": PLAY_EXPERIMENT,
         "output": str(output),
         "models": [{"id": m, "model": m, "max_concurrency": 1} for m in models],
-        "agents": [{"name": kind, "kind": kind} for kind in kinds] or [{"name": "plain"}],
+        "agents": [
+            {"name": kind, "kind": kind, "options": dict((options or {}).get(kind, {}))}
+            for kind in kinds
+        ]
+        or [{"name": "plain"}],
         "games": [game],
         "lineups": [lineup],
         "rounds": [rounds if rounds is not None else "study"],

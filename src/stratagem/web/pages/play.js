@@ -78,6 +78,7 @@
     }
     if (move.turn !== shownTurn) {
       shownTurn = move.turn;
+      movePane.dataset.turn = String(move.turn); // which move this is (tests wait on it)
       const build = FORMS[move.form.kind] || FORMS.text;
       controls = build(move.form, send);
       movePane.replaceChildren(el("div", { class: "prompt" }, move.prompt), controls.node);
