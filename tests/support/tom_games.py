@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from stratagem.experiments.store import ResultStore
@@ -45,9 +45,12 @@ def play(
     fail_order: bool = False,
     invalid_first_proposal: bool = False,
     finish: bool = True,
+    crafts: Mapping[tuple[int, int], str] | None = None,
 ) -> None:
-    """Play and store one game; seat k reports the orders of its group (the baseline V0)."""
+    """Play and store one game; seat k reports the orders of its group (the baseline V0).
+    `crafts`: the craft move of (turn, seat) where given (no crafts elsewhere)."""
     rng = random.Random(seed)
+    chosen = dict(crafts or {})
     game = TradecraftGame(instance=instance, max_turn=max_turn)
     seats = [
         {"name": f"tom:{model}", "kind": "llm", "model": model, "agent": "tom-" + g}
@@ -64,6 +67,8 @@ def play(
         valid: dict[int, bool] = {}
         for p in acting:
             actions[p], valid[p] = _move(state, p, rng, invalid_first_proposal)
+            if phase == "craft" and (t, p) in chosen:
+                actions[p] = chosen[(t, p)]
         for p in acting:
             store.add_event(
                 eid,

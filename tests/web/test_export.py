@@ -81,7 +81,8 @@ def test_every_file_parses_and_equals_what_the_data_layer_answers(
         "index.html",
         "source.js",
         "app.js",
-        "compare.js",  # loaded by index.html; an export shows no compare link yet
+        "compare.js",
+        "diff.js",
         "app.css",
         "views",
         "data",

@@ -104,7 +104,13 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
         '<script src="views/kit.js" defer>',
         '<script src="views/matrix.js" defer>',
         '<script src="views/social.js" defer>',
+        '<script src="views/tradecraft.js" defer>',
+        '<script src="views/ultimatum.js" defer>',
+        '<script src="views/public_good.js" defer>',
+        '<script src="views/cheap_talk.js" defer>',
+        '<script src="views/cost_sharing.js" defer>',
         '<script src="compare.js" defer>',
+        '<script src="diff.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index
@@ -143,6 +149,7 @@ def test_bad_requests_are_one_json_error(client: TestClient) -> None:
         "/api/version/99": 404,
         f"/api/episodes/{source}/x?perspective=seat:-1": 400,
         f"/api/experiments/{source}/{experiment['id']}/episodes?page=two": 400,
+        f"/api/experiments/{source}/{experiment['id']}/episodes?status=done": 400,
     }
     for url, status in cases.items():
         response = client.get(url)

@@ -120,25 +120,29 @@ def order_key(key: CellKey) -> tuple[str, str, str, str, bool, int | str]:
     return (model, agent, game, opponent, isinstance(rounds, str), rounds)
 
 
+def episode_tally(e: EpisodeData, player: int = 0) -> tuple[float, float, int, int, int]:
+    """One episode's part of its cell: the seat's total, its opponents' mean total, its
+    cooperative moves (-1 when the game has no cooperative action), valid and invalid moves."""
+    stage = e.stage
+    first = stage.labels[player][0] if stage is not None and e.rounds else None
+    failed = e.invalid_rounds(player)
+    decisions, invalid = e.decisions(player)
+    cooperative = 0
+    for r in e.rounds:
+        move = r.actions[player]
+        if move is not None and r.round not in failed and move == first:
+            cooperative += 1
+    own, opp = _totals(e, player)
+    return own, opp, cooperative if first is not None else -1, decisions - invalid, invalid
+
+
 def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
     """`cell_table` over episodes already loaded (the report shares one load)."""
     groups: dict[CellKey, list[tuple[float, float, int, int, int]]] = defaultdict(list)
     for e in episodes:
         if player >= len(e.seats):
             continue
-        key = cell_key(e, player)
-        stage = e.stage
-        first = stage.labels[player][0] if stage is not None and e.rounds else None
-        failed = e.invalid_rounds(player)
-        decisions, invalid = e.decisions(player)
-        cooperative = 0
-        for r in e.rounds:
-            move = r.actions[player]
-            if move is not None and r.round not in failed and move == first:
-                cooperative += 1
-        own, opp = _totals(e, player)
-        valid = decisions - invalid
-        groups[key].append((own, opp, cooperative if first is not None else -1, valid, invalid))
+        groups[cell_key(e, player)].append(episode_tally(e, player))
     table = []
     for (model, agent, game, opponent, rounds), rows in sorted(
         groups.items(), key=lambda item: order_key(item[0])

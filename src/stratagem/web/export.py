@@ -9,6 +9,13 @@ filters (computed by the data layer's own SQL filters) and a search text per epi
 app.js pages, filters and searches in the browser. With a seat's perspective only that seat's
 view of each episode is written, and the search texts come from it: nothing hidden from the
 seat is in any file.
+
+Compare and diff (issue 25 item 6) open too. For each experiment the pairs the live server offers
+(`Sources.pairs`, at most `compare.MAX_PAIRS`) whose two episodes are both exported are written,
+and for each pair the alignment of its steps in each perspective both episodes were written in:
+at most MAX_PAIRS x (1 + seats) small files per experiment. The diffs written are those of
+the exported experiments that share at least one cell, each pair once (A before B in the
+experiments' order), at most `MAX_DIFFS`; each is one file of the shared cells' metrics.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import STATUSES
 from stratagem.web.data import Perspective, Sources
-from stratagem.web.data.listing import MAX_PER_PAGE
+from stratagem.web.data.compare import align
+from stratagem.web.data.listing import MAX_PER_PAGE, outcome_values
 from stratagem.web.server import CSP, json_bytes, page_bytes
 
 MARKER = "stratagem-export"
@@ -32,6 +40,8 @@ MARKER = "stratagem-export"
 EXPORT_CSP = CSP.replace("; frame-ancestors 'none'", "")
 """The server's policy as a <meta> tag (which cannot carry frame-ancestors): scripts only from
 the site's own files, none inline."""
+MAX_DIFFS = 100
+"""At most this many experiment pairs' diffs are written (the first that share a cell)."""
 _KIND = re.compile(r"\(([^()]*)\)$")
 
 
@@ -53,6 +63,21 @@ def experiment_dir(source: str, experiment: str) -> str:
 def episode_file(source: str, episode: str, perspective: Perspective) -> str:
     name = "all" if perspective.seat is None else f"seat-{perspective.seat}"
     return f"data/e/{source}/{episode.encode().hex()}/{name}.js"
+
+
+def _ref(ref: tuple[str, str]) -> str:
+    return f"{ref[0]}/{ref[1].encode().hex()}"
+
+
+def compare_file(a: tuple[str, str], b: tuple[str, str], perspective: Perspective) -> str:
+    """The alignment of episodes `a` and `b`, each (source, episode id) (source.js agrees)."""
+    name = "all" if perspective.seat is None else f"seat-{perspective.seat}"
+    return f"data/c/{_ref(a)}/{_ref(b)}/{name}.js"
+
+
+def diff_file(a: tuple[str, str], b: tuple[str, str]) -> str:
+    """The diff of experiment `b` against `a`, each (source, experiment id)."""
+    return f"data/d/{_ref(a)}/{_ref(b)}.js"
 
 
 def script(key: str, value: Any) -> bytes:
@@ -96,10 +121,14 @@ def export_site(
         writer.write(name, _index(body, seat) if name == "index.html" else body)
     writer.data("data/sources.js", sources.sources())
     writer.data("data/experiments.js", chosen)
-    episodes = 0
+    written: dict[tuple[str, str], int] = {}  # (source, episode id) -> its seats
     with sources.held():  # one connection per store, not one per episode view
         for exp in chosen:
-            episodes += _experiment(writer, sources, exp["source"], exp["id"], max_per_cell, seat)
+            _experiment(writer, sources, exp["source"], exp["id"], max_per_cell, seat, written)
+        for exp in chosen:
+            _pairs(writer, sources, exp["source"], exp["id"], written, seat)
+        _diffs(writer, sources, chosen)
+    episodes = len(written)
     return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
 
 
@@ -166,9 +195,10 @@ def _experiment(
     experiment: str,
     max_per_cell: int | None,
     seat: int | None,
-) -> int:
+    written: dict[tuple[str, str], int],
+) -> None:
     """Write an experiment's cells, its exported episodes' list, filter index and search texts,
-    and each episode's views; return how many episodes."""
+    and each episode's views; add each episode and its seat count to `written`."""
     folder = experiment_dir(source, experiment)
     cells = sources.cells(source, experiment)
     writer.data(f"{folder}/cells.js", cells)
@@ -204,8 +234,55 @@ def _experiment(
             if seen == views[0]:
                 _strings(view["steps"], text)
         texts.append("\n".join(text).lower())
+        written[(source, item["id"])] = seats
     writer.data(f"{folder}/search.js", texts)
-    return len(items)
+
+
+def _pairs(
+    writer: _Writer,
+    sources: Sources,
+    source: str,
+    experiment: str,
+    written: dict[tuple[str, str], int],
+    seat: int | None,
+) -> None:
+    """The pairs offered for the experiment whose two episodes are exported, and each pair's
+    alignment in every perspective written for both episodes."""
+    sides = [
+        ((p["a"]["source"], p["a"]["episode"]), (p["b"]["source"], p["b"]["episode"]), p)
+        for p in sources.pairs(source, experiment)
+    ]
+    kept = [(a, b, p) for a, b, p in sides if a in written and b in written]
+    writer.data(f"{experiment_dir(source, experiment)}/pairs.js", [p for _, _, p in kept])
+    for a, b, _ in kept:
+        seats = min(written[a], written[b])
+        views = [Perspective(None), *(Perspective(k) for k in range(seats))]
+        if seat is not None:
+            views = [Perspective(seat)] if seat < seats else []
+        for seen in views:
+            name = compare_file(a, b, seen)
+            if not (writer.out / name).exists():  # a pair offered from both experiments
+                writer.data(name, align(sources.episode(*a, seen), sources.episode(*b, seen)))
+
+
+def _diffs(writer: _Writer, sources: Sources, chosen: list[dict[str, Any]]) -> None:
+    """The diffs of the exported experiments that share a cell, and their list (data/diffs.js,
+    what the diff page offers in an export)."""
+    refs = [(x["source"], x["id"]) for x in chosen]
+    keys = {
+        ref: {(c["model"], c["agent"], c["game"], c["opponent"], c["rounds"])
+              for c in sources.cells(*ref)}
+        for ref in refs
+    }  # fmt: skip
+    held: list[dict[str, Any]] = []
+    for i, a in enumerate(refs):
+        for b in refs[i + 1 :]:
+            shared = len(keys[a] & keys[b])
+            if shared and len(held) < MAX_DIFFS:
+                writer.data(diff_file(a, b), sources.diff(a, b))
+                refs_ab = {k: {"source": r[0], "experiment": r[1]} for k, r in (("a", a), ("b", b))}
+                held.append({**refs_ab, "shared": shared})
+    writer.data("data/diffs.js", held)
 
 
 def _filter_values(cells: list[dict[str, Any]], items: list[dict[str, Any]]) -> dict[str, set[str]]:
@@ -217,6 +294,7 @@ def _filter_values(cells: list[dict[str, Any]], items: list[dict[str, Any]]) -> 
         "seat_kind": set(),
         "status": set(STATUSES),
         "invalid": {"0", "1"},
+        "outcome": set(outcome_values(max((len(i["seats"]) for i in items), default=2))),
     }
     for item in items:
         for seat in item["seats"]:

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from stratagem.errors import StratagemError
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import comparison
+from stratagem.web.data.listing import BadQuery
 
 CSP = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -41,18 +42,22 @@ SECURITY_HEADERS = (
     # A token in the URL must not leave in a Referer header.
     (b"referrer-policy", b"no-referrer"),
 )
-VIEWS = ("kit.js", "matrix.js", "social.js")
+VIEWS = (
+    "kit.js", "matrix.js", "social.js", "tradecraft.js", "ultimatum.js", "public_good.js",
+    "cheap_talk.js", "cost_sharing.js",
+)  # fmt: skip
 """The game-specific step views under pages/views/ (index.html loads them before app.js)."""
 PAGES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/source.js": ("source.js", "text/javascript; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/compare.js": ("compare.js", "text/javascript; charset=utf-8"),
+    "/diff.js": ("diff.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     **{f"/views/{v}": (f"views/{v}", "text/javascript; charset=utf-8") for v in VIEWS},
 }
 """The only files served: URL path -> packaged file under web/pages/."""
-FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid")
+FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid", "outcome")
 """The episode filters the API passes to the data layer (query parameter = filter name)."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts bound without a token; a page from elsewhere can reach them only by DNS rebinding,
@@ -178,11 +183,11 @@ class _BadRequest(Exception):
     """A request parameter the API cannot use: 400."""
 
 
-def _episode_ref(query: Mapping[str, str], name: str) -> tuple[str, str]:
-    """`?a=<source>/<episode>` as (source, episode id)."""
+def _episode_ref(query: Mapping[str, str], name: str, what: str = "episode") -> tuple[str, str]:
+    """`?a=<source>/<episode>` (or `<source>/<experiment>`) as (source, id)."""
     source, _, episode = query.get(name, "").partition("/")
     if not source or not episode:
-        raise _BadRequest(f"'{name}' must be <source>/<episode>, not '{query.get(name, '')}'")
+        raise _BadRequest(f"'{name}' must be <source>/<{what}>, not '{query.get(name, '')}'")
     return source, episode
 
 
@@ -195,6 +200,8 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
     async def answer(fn: Callable[[Sources], Any]) -> Response:
         try:
             return json_response(await data.call(fn))
+        except BadQuery as exc:  # a filter's value, a page number
+            return error(str(exc), 400)
         except StratagemError as exc:  # an unknown source, experiment or episode
             return error(str(exc), 404)
         except Exception:
@@ -245,6 +252,14 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
             return error(str(exc), 400)
         return await answer(lambda s: comparison(s.episode(sa, ea, seen), s.episode(sb, eb, seen)))
 
+    async def diff(request: Request) -> Response:
+        q = request.query_params
+        try:
+            a, b = _episode_ref(q, "a", "experiment"), _episode_ref(q, "b", "experiment")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: s.diff(a, b))
+
     async def pairs(request: Request) -> Response:
         p = request.path_params
         return await answer(lambda s: s.pairs(p["source"], p["experiment"]))
@@ -267,6 +282,7 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
         Route("/api/episodes/{source}/{episode}", episode),
         Route("/api/compare", compare),
         Route("/api/pairs/{source}/{experiment}", pairs),
+        Route("/api/diff", diff),
         Route("/api/version/{source}", version),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})

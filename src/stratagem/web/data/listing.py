@@ -9,6 +9,7 @@ newline or a non-ASCII letter is escaped, so the query is looked for escaped too
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +17,12 @@ from stratagem.analysis.episodes import EpisodeData, seat_of
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import EPISODE_COLUMNS, STATUSES, episode_from_row
 from stratagem.experiments.store import ResultStore
+
+
+class BadQuery(StratagemError):
+    """A request the data layer cannot answer as asked (a filter's value, a page): the server
+    answers it 400, where an unknown source, experiment or episode is 404."""
+
 
 MAX_PER_PAGE = 500
 """The most episodes one page may ask for (a page is one response)."""
@@ -30,7 +37,7 @@ def _game(value: str) -> tuple[str, list[Any]]:
 
 def _status(value: str) -> tuple[str, list[Any]]:
     if value not in STATUSES:
-        raise StratagemError(f"filter status='{value}': expected one of {', '.join(STATUSES)}")
+        raise BadQuery(f"filter status='{value}': expected one of {', '.join(STATUSES)}")
     return "e.status = ?", [value]
 
 
@@ -51,8 +58,50 @@ def _seat_kind(value: str) -> tuple[str, list[Any]]:
 
 def _invalid(value: str) -> tuple[str, list[Any]]:
     if value not in ("0", "1"):
-        raise StratagemError(f"filter invalid='{value}': expected 1 (invalid > 0) or 0 (none)")
+        raise BadQuery(f"filter invalid='{value}': expected 1 (invalid > 0) or 0 (none)")
     return (_INVALID if value == "1" else f"NOT {_INVALID}"), []
+
+
+_TOP = "(SELECT MAX(t.value) FROM json_each(e.payoffs) t)"
+_FINISHED = "e.payoffs IS NOT NULL AND json_array_length(e.payoffs) > 1"
+_SPY = (
+    "EXISTS (SELECT 1 FROM events o WHERE o.episode_id = e.id AND o.kind = 'outcome' "
+    "AND json_type(o.data, '$.win_flag') = 'integer' AND json_extract(o.data, '$.win_flag') {})"
+)
+_SEAT_WON = re.compile(r"seat (\d+) won")
+OUTCOMES = {
+    # All seats' stored totals equal.
+    "draw": f"{_FINISHED} AND {_TOP} = (SELECT MIN(t.value) FROM json_each(e.payoffs) t)",
+    # Two or more seats, not all, share the highest total.
+    "tie": f"{_FINISHED} AND (SELECT COUNT(*) FROM json_each(e.payoffs) t WHERE t.value = {_TOP})"
+    f" BETWEEN 2 AND json_array_length(e.payoffs) - 1",
+    # seed-004 §6.4 [C]: the spy (chameleon, undercover) won when its outcome's win_flag != 0.
+    "spy won": _SPY.format("!= 0"),
+    "spy lost": _SPY.format("= 0"),
+}
+"""The outcomes an episode can be filtered by, besides "seat K won" (seat K alone has the highest
+stored total): each the SQL condition that defines it, over the stored payoffs (the episode's
+totals) or, for the MAgIC social-deduction games, the stored outcome's win flag."""
+
+
+def _outcome(value: str) -> tuple[str, list[Any]]:
+    """The one place an episode's outcome is derived (the export's filter index uses it too)."""
+    if value in OUTCOMES:
+        return OUTCOMES[value], []
+    won = _SEAT_WON.fullmatch(value)
+    if won is None:
+        raise BadQuery(f"filter outcome='{value}': expected 'seat K won', {', '.join(OUTCOMES)}")
+    seat = int(won.group(1))
+    return (
+        f"{_FINISHED} AND json_array_length(e.payoffs) > ? AND NOT EXISTS (SELECT 1 FROM "
+        "json_each(e.payoffs) t WHERE t.key != ? AND t.value >= json_extract(e.payoffs, ?))",
+        [seat, seat, f"$[{seat}]"],
+    )
+
+
+def outcome_values(seats: int) -> list[str]:
+    """Every outcome an episode of at most `seats` seats can have, as the filter takes it."""
+    return [*(f"seat {k} won" for k in range(seats)), *OUTCOMES]
 
 
 FILTERS: dict[str, Callable[[str], tuple[str, list[Any]]]] = {
@@ -62,6 +111,7 @@ FILTERS: dict[str, Callable[[str], tuple[str, list[Any]]]] = {
     "seat_kind": _seat_kind,
     "status": _status,
     "invalid": _invalid,
+    "outcome": _outcome,
 }
 """Each filter a page may set, as the SQL condition it adds."""
 
@@ -92,7 +142,7 @@ def episode_page(
 ) -> dict[str, Any]:
     """The page of `Sources.episodes` (see `stratagem.web.data`)."""
     if page < 0 or not 1 <= per_page <= MAX_PER_PAGE:
-        raise StratagemError(
+        raise BadQuery(
             f"page {page}, {per_page} per page: expected a page >= 0 and 1 to {MAX_PER_PAGE} "
             "per page"
         )
@@ -100,7 +150,7 @@ def episode_page(
     for name, value in filters.items():
         make = FILTERS.get(name)
         if make is None:
-            raise StratagemError(f"unknown filter '{name}': expected {', '.join(FILTERS)}")
+            raise BadQuery(f"unknown filter '{name}': expected {', '.join(FILTERS)}")
         sql, values = make(value)
         where.append(sql)
         params += values

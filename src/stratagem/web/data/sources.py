@@ -6,7 +6,8 @@ the viewer leaves a store exactly as it found it (`ResultStore(read_only=True)`)
 calls on one thread (the static export, thousands of episodes) may hold one connection per store
 with `held()`, only while no writer has it open and its file is unchanged. `cells()` reads
 every finished episode, so its answer is kept per experiment and reused while `version()` is
-unchanged: any commit changes the version, and then it is read again.
+unchanged: any commit changes the version, and then it is read again. The same read keeps each
+episode's metrics for `diff()`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import stores_in
 from stratagem.web.data.compare import pairs as compare_pairs
+from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics
 from stratagem.web.data.listing import episode_page
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
+
+_Metrics = dict[CellKey, CellEpisodes]
+"""Each cell's episodes and their metrics (`diff.episode_metrics`)."""
 
 
 class Sources:
@@ -46,7 +51,7 @@ class Sources:
         self._paths = found
         self._holding = False
         self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
-        self._cells: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]] = {}
+        self._cells: dict[tuple[str, str], tuple[str, list[dict[str, Any]], _Metrics]] = {}
         for k in range(len(found)):
             with self._open(str(k)):
                 pass
@@ -122,15 +127,19 @@ class Sources:
         payoff, seat 0's cooperation and invalid rate, and the cell's spend. Kept while the
         store's `version()` is unchanged (read first, so a commit during the read only makes
         the next call read again)."""
+        rows = self._kept(source, experiment)[1]
+        # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
+        return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
+
+    def _kept(self, source: str, experiment: str) -> tuple[str, list[dict[str, Any]], _Metrics]:
         version = self.version(source)
         kept = self._cells.get((source, experiment))
         if kept is None or kept[0] != version:
-            kept = (version, self._read_cells(source, experiment))
+            kept = (version, *self._read_cells(source, experiment))
             self._cells[(source, experiment)] = kept
-        # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
-        return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in kept[1]]
+        return kept
 
-    def _read_cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
+    def _read_cells(self, source: str, experiment: str) -> tuple[list[dict[str, Any]], _Metrics]:
         with self._open(source) as store:
             self._experiment(store, source, experiment)
             episodes = load_episodes(store, experiment, event_kinds=("invalid", "decision"))
@@ -155,7 +164,15 @@ class Sources:
                 "cooperation": cell.cooperation, "invalid_rate": cell.invalid_rate,
                 "cost_usd": sum(sum(costs.get(e.record.id, {}).values()) for e in rows),
             })  # fmt: skip
-        return out
+        return out, episode_metrics(episodes, costs)
+
+    def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
+        """The cell-level diff of experiment `b` against `a`, each (source, experiment id)
+        (`diff`: paired differences with bootstrap intervals), from the episodes' metrics read
+        with each side's `cells`."""
+        sides = [self._kept(*a)[2], self._kept(*b)[2]]
+        refs = {k: {"source": s, "experiment": x} for k, (s, x) in zip("ab", (a, b), strict=True)}
+        return {**refs, **diff(sides[0], sides[1])}
 
     def cell_of_episodes(self, source: str, experiment: str) -> dict[str, str]:
         """Each finished episode's cell (as `cells` groups them), by episode id: what the

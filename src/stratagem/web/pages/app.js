@@ -117,6 +117,7 @@
     const paths = Object.fromEntries(sources.map((s) => [s.id, s.path]));
     show(
       el("h1", {}, "Experiments"),
+      experiments.length > 1 ? el("p", {}, el("a", { href: ["diff"], class: "diff-link" }, "diff two experiments…")) : null,
       experiments.length === 0
         ? el("p", { class: "muted" }, "No experiments in these results directories.")
         : table(
@@ -137,7 +138,7 @@
   }
 
   // ---- one experiment: cells, episodes with filters, search and paging --------------------
-  const FILTERS = ["game", "model", "agent", "seat_kind", "status"];
+  const FILTERS = ["game", "model", "agent", "seat_kind", "status", "outcome"];
   const STATUSES = ["", "pending", "running", "finished", "failed"];
 
   async function experimentPage(source, experiment, query) {
@@ -165,6 +166,9 @@
       if (inputs.q.value) next.q = inputs.q.value;
       location.hash = route({ path: ["x", source, experiment], query: next });
     };
+    // The data layer's outcomes (web.data.listing.outcome_values) for the cells' most seats.
+    const most = Math.max(2, ...cells.map((c) => c.lineup.length));
+    const outcomes = [...Array.from({ length: most }, (_, k) => `seat ${k} won`), "draw", "tie", "spy won", "spy lost"];
     const form = el(
       "form",
       { class: "filters", on: { submit: (e) => { e.preventDefault(); go(0); } } },
@@ -173,6 +177,7 @@
       select("agent", ["", ...choices("agent")]),
       el("label", {}, "seat kind ", inputs.seat_kind),
       select("status", STATUSES),
+      select("outcome", ["", ...outcomes]),
       el("label", {}, inputs.invalid, " invalid > 0"),
       inputs.q,
       el("button", { type: "submit" }, "Apply"),
@@ -327,7 +332,8 @@
         { class: "facts" },
         `game ${episode.game} · status ${episode.status} · seed ${fmt(episode.seed)}`,
         ` · payoffs ${fmt(episode.payoffs)}`,
-        exported === null ? [" · ", el("a", { href: ["compare", source, id], class: "compare-link" }, "compare with…")] : null,
+        " · ",
+        el("a", { href: ["compare", source, id], class: "compare-link" }, "compare with…"),
       ),
       table(
         ["Seat", "Label", "Kind", "Model"],
@@ -431,9 +437,10 @@
     e.preventDefault();
   });
 
-  // ---- compare (compare.js): two episodes side by side, served only ----------------------------
+  // ---- compare (compare.js), and pages registered in window.StratagemPages (diff.js) ----------
   const COMPARE = window.StratagemCompare;
-  const compareKit = { el, route, api, fmt, table, show, setCrumbs };
+  const PAGES = window.StratagemPages || {};
+  const compareKit = { el, route, api, fmt, table, show, setCrumbs, exported };
 
   // ---- routing and live refresh --------------------------------------------------------------
   async function render() {
@@ -444,6 +451,7 @@
       else if (parts[0] === "e" && parts.length === 3) current = await episodePage(parts[1], parts[2], query);
       else if (parts[0] === "compare" && parts.length === 3) current = await COMPARE.choose(compareKit, parts[1], parts[2]);
       else if (parts[0] === "compare" && parts.length === 5) current = await COMPARE.page(compareKit, ...parts.slice(1), query);
+      else if (Object.hasOwn(PAGES, parts[0])) current = await PAGES[parts[0]](compareKit, parts.slice(1), query);
       else current = await experimentsPage();
       versions = {};
       if (exported !== null) return; // an export is a snapshot: no versions, no polling

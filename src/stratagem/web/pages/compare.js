@@ -1,6 +1,6 @@
 // stratagem view: two episodes side by side (issue 25 item 6). app.js routes "#/compare/..."
-// here and hands over its helpers (text-only DOM, in-page routes, the API). Served only: a static
-// export has no compare data yet, so app.js shows no compare link there.
+// here and hands over its helpers (text-only DOM, in-page routes, the API). A static export holds
+// the pairs offered within its episodes, in the perspectives it holds (stratagem.web.export).
 "use strict";
 
 window.StratagemCompare = (() => {
@@ -57,7 +57,8 @@ window.StratagemCompare = (() => {
 
   // "#/compare/<sa>/<a>/<sb>/<b>?perspective=...": the aligned steps, the first difference marked.
   async function page(kit, sa, a, sb, b, query) {
-    const perspective = query.get("perspective") || "all";
+    const only = kit.exported && kit.exported !== "all" ? kit.exported : null; // a seat's export
+    const perspective = query.get("perspective") || only || "all";
     const got = await kit.api("/api/compare", { a: `${sa}/${a}`, b: `${sb}/${b}`, perspective });
     const first = got.first_difference;
     const seats = Math.min(got.a.seats.length, got.b.seats.length);
@@ -70,8 +71,9 @@ window.StratagemCompare = (() => {
           },
         },
       },
-      kit.el("option", { value: "all" }, "everything"),
-      Array.from({ length: seats }, (_, k) => kit.el("option", { value: `seat:${k}` }, `seat ${k}`)),
+      [["all", "everything"], ...Array.from({ length: seats }, (_, k) => [`seat:${k}`, `seat ${k}`])]
+        .filter(([v]) => only === null || v === only)
+        .map(([v, label]) => kit.el("option", { value: v }, label)),
     );
     chooser.value = perspective;
     const side = (label, source, ep) =>

@@ -59,7 +59,36 @@ window.StratagemSource = (() => {
       const name = seen === "all" ? "all" : seen.replace(":", "-");
       return dataFile(`data/e/${parts[1]}/${hex(parts[2])}/${name}.js`);
     }
+    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/x/${parts[1]}/${hex(parts[2])}/pairs.js`);
+    if (parts[0] === "compare" && parts.length === 1) return exportedComparison(params);
+    if (parts[0] === "diffs" && parts.length === 1) return dataFile("data/diffs.js"); // export only
+    if (parts[0] === "diff" && parts.length === 1) return dataFile(`data/d/${twoRefs(params)}.js`);
     throw new Error("not in this export: " + path);
+  }
+
+  // "<source>/<id>" twice as the export's folder names: "<sa>/<hex a>/<sb>/<hex b>".
+  function twoRefs(params) {
+    const part = (ref) => {
+      const [source, ...rest] = String(ref || "").split("/");
+      return `${source}/${hex(rest.join("/"))}`;
+    };
+    return `${part(params.a)}/${part(params.b)}`;
+  }
+
+  // What /api/compare answers: both exported episodes and the export's alignment of their steps.
+  async function exportedComparison(params) {
+    const seen = params.perspective || "all";
+    const name = seen === "all" ? "all" : seen.replace(":", "-");
+    const episode = (ref) => {
+      const [source, ...rest] = String(ref || "").split("/");
+      return fromExport(`/api/episodes/${source}/${encodeURIComponent(rest.join("/"))}`, { perspective: seen });
+    };
+    const [a, b, aligned] = await Promise.all([
+      episode(params.a),
+      episode(params.b),
+      dataFile(`data/c/${twoRefs(params)}/${name}.js`),
+    ]);
+    return { a, b, ...aligned };
   }
 
   // The episodes page the API would answer, filtered and searched here over the exported list:

@@ -51,5 +51,25 @@ window.StratagemViewKit = (() => {
     return episode.steps.slice(0, step.index + 1);
   }
 
-  return { el, svg, fmt, table, upTo };
+  // The events of these kinds up to and including `step`, in order (what the seat shown saw).
+  function eventsUpTo(step, episode, ...kinds) {
+    return upTo(step, episode).flatMap((s) => s.events.filter((e) => kinds.includes(e.kind)));
+  }
+
+  // A horizontal bar for `value` out of `max`, drawn in SVG: its width is an attribute, since
+  // the CSP allows no inline style. Non-numbers draw an empty bar.
+  function bar(value, max, className) {
+    const W = 100, H = 10;
+    const part = typeof value === "number" && Number.isFinite(value) && max > 0 ? value / max : 0;
+    const width = Math.max(0, Math.min(1, part)) * W;
+    return svg(
+      "svg",
+      { class: `bar ${className || ""}`.trim(), viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img" },
+      svg("title", {}, fmt(value)),
+      svg("rect", { class: "bar-back", x: 0, y: 0, width: W, height: H }),
+      svg("rect", { class: "bar-fill", x: 0, y: 0, width, height: H }),
+    );
+  }
+
+  return { el, svg, fmt, table, upTo, eventsUpTo, bar };
 })();

@@ -1,0 +1,343 @@
+"""The cell-level diff of two experiments (issue 25 item 6), compare and diff in the static export
+(item 7), and the "outcome" episode filter (item 2), over real stores written by scripted runs:
+the same PD experiment before and after a change of replies, the second with one more seed
+(unpaired episodes) and one more opponent (a cell only in B)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from support.browser import chromium, screenshot, serving
+from support.cli import cli
+from support.scripted_run import run_scripted
+
+from stratagem.analysis.cells import seat_totals
+from stratagem.analysis.episodes import EpisodeData, load_episodes
+from stratagem.analysis.paired import paired_difference
+from stratagem.errors import StratagemError
+from stratagem.experiments.runner import STORE_FILE
+from stratagem.experiments.store import ResultStore
+from stratagem.llm.types import Request
+from stratagem.web.data import Perspective, Sources
+from stratagem.web.data.compare import align
+from stratagem.web.data.listing import outcome_values
+from stratagem.web.export import compare_file, diff_file, experiment_dir
+from stratagem.web.server import build_app
+
+__all__ = ["chromium"]  # the session's browser, a fixture
+
+NAME = "diff-test"
+_WRAPPER = re.compile(r'window\.STRATAGEM_DATA=window\.STRATAGEM_DATA\|\|\{\};'
+                      r'window\.STRATAGEM_DATA\["([^"]+)"\]=(.*);\n', re.S)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A: PD against TitForTat, seeds 0-2, two repetitions, always cooperating. B: the same
+    experiment defecting on every third call, with seed 3 too (two unpaired episodes) and an
+    AlwaysDefect opponent (a cell only in B)."""
+    root = tmp_path_factory.mktemp("diff")
+    calls = [0]
+
+    def sometimes(request: Request, sample: int) -> str:
+        calls[0] += 1
+        return request.choices[1 if calls[0] % 3 == 0 else 0]
+
+    always = lambda request, sample: request.choices[0]  # noqa: E731
+    common: dict[str, Any] = {"rounds": [4], "repetitions": 2}
+    a = run_scripted(root / "a", NAME, always, seeds=[0, 1, 2], **common)
+    assert a.finished == 6, a.errors
+    b = run_scripted(
+        root / "b", NAME, sometimes, seeds=[0, 1, 2, 3],
+        opponents=["TitForTat", "AlwaysDefect"], **common,
+    )  # fmt: skip
+    assert b.finished == 16, b.errors
+    return root / "a", root / "b"
+
+
+def _episodes(folder: Path) -> tuple[str, list[EpisodeData]]:
+    with ResultStore(folder / STORE_FILE, read_only=True) as store:
+        (exp,) = store.experiments()
+        return exp.id, load_episodes(store, exp.id, event_kinds=("invalid", "decision"))
+
+
+def _cooperation(e: EpisodeData) -> float:
+    assert e.record.labels is not None
+    first = e.record.labels[0][0]
+    return sum(r.actions[0] == first for r in e.rounds) / len(e.rounds)
+
+
+def test_the_diff_equals_a_direct_paired_computation(runs: tuple[Path, Path]) -> None:
+    (exp_a, eps_a), (exp_b, eps_b) = _episodes(runs[0]), _episodes(runs[1])
+    got = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
+    assert got["a"] == {"source": "0", "experiment": exp_a}
+    (cell,) = got["cells"]
+    assert cell["opponent"] == "TitForTat" and cell["model"] == f"scripted/{NAME}"
+    # Paired by episode (the same id: one experiment in two directories), in A's store order.
+    by_id = {e.record.id: e for e in eps_b if e.spec.get("opponent") == "TitForTat"}
+    pairs = [(e, by_id[e.record.id]) for e in eps_a]
+    assert cell["pairs"] == 6 and cell["unpaired_a"] == 0 and cell["unpaired_b"] == 2
+    direct = {
+        "score seat 0": lambda e: seat_totals(e)[0],
+        "score seat 1": lambda e: seat_totals(e)[1],
+        "cooperation": _cooperation,
+        "invalid rate": lambda e: 0.0,
+        "cost usd": lambda e: 0.0,
+    }
+    rows = {m["metric"]: m for m in cell["metrics"]}
+    assert list(rows) == list(direct)
+    for name, value in direct.items():
+        want = paired_difference([value(x) for x, _ in pairs], [value(y) for _, y in pairs])
+        row = rows[name]
+        assert (row["a"], row["b"], row["diff"]) == (
+            want.mean_default,
+            want.mean_variant,
+            want.mean_diff,
+        ), name
+        assert (row["ci_low"], row["ci_high"], row["n"]) == (want.ci_low, want.ci_high, 6), name
+    # The defections are really there: a difference with a real interval, not a constant.
+    score = rows["score seat 0"]
+    assert score["diff"] != 0 and score["ci_low"] is not None and score["ci_low"] < score["ci_high"]
+    assert rows["cooperation"]["diff"] < 0
+    assert got["only_a"] == []
+    (alone,) = got["only_b"]
+    assert alone["opponent"] == "AlwaysDefect" and alone["episodes"] == 8
+
+
+def test_the_api_answers_the_diff_and_one_line_errors(runs: tuple[Path, Path]) -> None:
+    exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
+    app = build_app(list(runs))
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            ok = client.get("/api/diff", params={"a": f"0/{exp_a}", "b": f"1/{exp_b}"})
+            assert ok.status_code == 200
+            want = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
+            assert ok.json() == json.loads(json.dumps(want))
+            cases = {
+                "/api/diff": (400, "'a' must be <source>/<experiment>, not ''"),
+                f"/api/diff?a=0/{exp_a}&b=1": (400, "'b' must be <source>/<experiment>, not '1'"),
+                f"/api/diff?a=0/nope&b=1/{exp_b}": (404, "source 0: unknown experiment 'nope'"),
+                f"/api/diff?a=0/{exp_a}&b=7/x": (404, "unknown source '7': expected 0 to 1"),
+            }
+            for url, (status, message) in cases.items():
+                response = client.get(url)
+                assert (response.status_code, response.json()) == (status, {"error": message})
+    finally:
+        app.state.data.close()
+
+
+# -- the outcome filter ----------------------------------------------------------------------------
+
+
+def _outcome(payoffs: tuple[float, ...]) -> str:
+    """Written here from its definition, independently of the SQL that filters by it."""
+    top = max(payoffs)
+    winners = [k for k, p in enumerate(payoffs) if p == top]
+    if len(winners) == len(payoffs):
+        return "draw"
+    return f"seat {winners[0]} won" if len(winners) == 1 else "tie"
+
+
+def _by_outcome(sources: Sources, experiment: str, values: list[str]) -> dict[str, set[str]]:
+    return {
+        v: {i["id"] for i in sources.episodes("0", experiment, filters={"outcome": v})["items"]}
+        for v in values
+    }
+
+
+def test_the_outcome_filter_follows_the_stored_payoffs(runs: tuple[Path, Path]) -> None:
+    experiment, episodes = _episodes(runs[1])
+    got = _by_outcome(Sources([runs[1]]), experiment, outcome_values(2))
+    want: dict[str, set[str]] = {v: set() for v in outcome_values(2)}
+    for e in episodes:
+        assert e.record.payoffs is not None
+        want[_outcome(e.record.payoffs)].add(e.record.id)
+    assert got == want
+    assert want["draw"] and want["seat 1 won"]  # both kinds are there to be told apart
+
+
+def test_the_outcome_filter_reads_the_spy_s_win_flag(chameleon: tuple[Path, str]) -> None:
+    sources = Sources([chameleon[0]])
+    ((exp,),) = [[x["id"] for x in sources.experiments()]]
+    with ResultStore(chameleon[0] / STORE_FILE, read_only=True) as store:
+        (record,) = store.episodes(exp)
+        (outcome,) = [e.data for e in store.events(record.id) if e.kind == "outcome"]
+    assert record.payoffs is not None
+    got = _by_outcome(sources, exp, outcome_values(3))
+    won = "spy won" if outcome["win_flag"] != 0 else "spy lost"
+    matched = {v for v, ids in got.items() if ids}
+    assert matched == {won, _outcome(record.payoffs)}
+
+
+def test_a_bad_outcome_is_one_line(runs: tuple[Path, Path]) -> None:
+    experiment = _episodes(runs[1])[0]
+    with pytest.raises(StratagemError) as caught:
+        Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat one won"})
+    assert str(caught.value) == (
+        "filter outcome='seat one won': expected 'seat K won', draw, tie, spy won, spy lost"
+    )
+    app = build_app([runs[1]])
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            base = f"/api/experiments/0/{experiment}/episodes"
+            answer = client.get(base, params={"outcome": "seat 1 won"}).json()
+            items = Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat 1 won"})
+            assert answer == json.loads(json.dumps(items)) and answer["total"] > 0
+            bad = client.get(base, params={"outcome": "seat one won"})
+            assert bad.status_code == 400 and "\n" not in bad.json()["error"]
+    finally:
+        app.state.data.close()
+
+
+# -- compare and diff in the static export -------------------------------------------------------
+
+
+def _read(path: Path) -> Any:
+    found = _WRAPPER.fullmatch(path.read_text(encoding="utf-8"))
+    assert found is not None, path
+    assert found.group(1) == path.as_posix().split("/site/", 1)[1]
+    return json.loads(found.group(2))
+
+
+def _export(capsys: pytest.CaptureFixture[str], out: Path, *argv: str) -> None:
+    code, _, err = cli(capsys, "view", *argv, "--export", str(out))
+    assert code == 0, err
+
+
+def test_the_export_holds_the_pairs_their_alignments_and_the_diffs(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    _export(capsys, out, *map(str, runs))
+    sources = Sources(list(runs))
+    exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
+    a, b = ("0", exp_a), ("1", exp_b)
+    assert _read(out / "data/diffs.js") == [
+        {"a": {"source": "0", "experiment": exp_a}, "b": {"source": "1", "experiment": exp_b},
+         "shared": 1}
+    ]  # fmt: skip
+    assert _read(out / diff_file(a, b)) == json.loads(json.dumps(sources.diff(a, b)))
+    pairs = _read(out / experiment_dir(*a) / "pairs.js")
+    assert pairs == sources.pairs(*a) and len(pairs) == 6  # every pair's episodes exported
+    for pair in pairs:
+        one = (pair["a"]["source"], pair["a"]["episode"])
+        two = (pair["b"]["source"], pair["b"]["episode"])
+        for seen in map(Perspective, (None, 0, 1)):
+            aligned = align(sources.episode(*one, seen), sources.episode(*two, seen))
+            assert _read(out / compare_file(one, two, seen)) == json.loads(json.dumps(aligned))
+
+
+def test_an_exports_pairs_are_only_those_of_its_episodes(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    _export(capsys, out, *map(str, runs), "--max-per-cell", "1", "--perspective", "seat:1")
+    exp_a = _episodes(runs[0])[0]
+    (pair,) = _read(out / experiment_dir("0", exp_a) / "pairs.js")
+    one, two = (
+        (pair["a"]["source"], pair["a"]["episode"]),
+        (pair["b"]["source"], pair["b"]["episode"]),
+    )
+    assert one[1] == two[1]  # the first episode of the cell on both sides
+    assert sorted(
+        p.name for p in (out / compare_file(one, two, Perspective(1))).parent.iterdir()
+    ) == ["seat-1.js"]
+
+
+def _rendered(page: str) -> str:
+    """The DOM of `page` after its scripts ran, in headless Chromium (skipped without one)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is not installed: the exported pages are not opened in a browser")
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+         "--dump-dom", page],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout
+
+
+def test_the_diff_and_compare_pages_open_from_file_urls(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    _export(capsys, out, *map(str, runs))
+    exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
+    index = (out / "index.html").as_uri()
+    dom = _rendered(f"{index}#/diff")
+    assert 'class="diff-pair"' in dom and f"(1/{exp_b})" in dom
+    dom = _rendered(f"{index}#/diff/0/{exp_a}/1/{exp_b}")
+    assert "Diff of two experiments" in dom and "score seat 0" in dom
+    assert "(unpaired: A 0, B 2)" in dom and "Cells only in B" in dom and "AlwaysDefect" in dom
+    pair = Sources(list(runs)).pairs("0", exp_a)[0]
+    episode = pair["a"]["episode"]
+    dom = _rendered(f"{index}#/compare/0/{episode}/1/{pair['b']['episode']}?perspective=seat:1")
+    assert "Compare two episodes" in dom and (
+        "First difference at step" in dom or "the same" in dom
+    )
+    assert "Error" not in dom
+    # The outcome filter runs in the exported page too, over the export's index.
+    won = Sources([runs[1]]).episodes("0", exp_b, filters={"outcome": "seat 1 won"})["total"]
+    assert won > 0 and f"Episodes ({won})" in _rendered(
+        f"{index}#/x/1/{exp_b}?outcome=seat%201%20won"
+    )
+
+
+def test_the_experiments_page_leads_to_the_diff_table(
+    chromium: Any, runs: tuple[Path, Path]
+) -> None:
+    """Experiments -> "diff two experiments..." -> A and B picked -> the table, in Chromium."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    driver = chromium
+    with serving(*runs) as url:
+        driver.get(url)
+        wait = WebDriverWait(driver, 20)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "a.diff-link"))[0].click()
+        form = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.diff-form"))[0]
+        exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
+        Select(form.find_element(By.NAME, "a")).select_by_value(f"0/{exp_a}")
+        Select(form.find_element(By.NAME, "b")).select_by_value(f"1/{exp_b}")
+        form.find_element(By.TAG_NAME, "button").click()
+        wait.until(lambda d: "B − A" in d.find_element(By.ID, "main").text)
+        rows = driver.find_elements(By.CSS_SELECTOR, "main table:first-of-type tbody tr")
+        want = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
+        assert len(rows) == sum(len(c["metrics"]) for c in want["cells"])
+        first = want["cells"][0]["metrics"][0]
+        cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")]
+        fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:.3f}"  # noqa: E731
+        assert cells[1:] == [
+            first["metric"], fmt(first["a"]), fmt(first["b"]), fmt(first["diff"]),
+            f"[{fmt(first['ci_low'])}, {fmt(first['ci_high'])}]", "6",
+        ]  # fmt: skip
+        assert "Cells only in B" in driver.find_element(By.ID, "main").text
+        screenshot(driver, "diff")
+        csp = [e for e in driver.get_log("browser") if "Content Security Policy" in e["message"]]
+        assert csp == []
+
+
+def test_the_outcome_filter_is_offered_on_the_experiment_page(
+    chromium: Any, runs: tuple[Path, Path]
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    experiment = _episodes(runs[1])[0]
+    won = Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat 1 won"})["total"]
+    driver = chromium
+    with serving(runs[1]) as url:
+        driver.get(f"{url}#/x/0/{experiment}")
+        wait = WebDriverWait(driver, 20)
+        form = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.filters"))[0]
+        Select(form.find_element(By.NAME, "outcome")).select_by_value("seat 1 won")
+        form.find_element(By.TAG_NAME, "button").click()
+        wait.until(lambda d: f"Episodes ({won})" in d.find_element(By.ID, "main").text)
+        assert "outcome=seat+1+won" in driver.current_url and 0 < won < 16
