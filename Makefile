@@ -38,7 +38,8 @@ test: lint
 
 # docs/img/*.png: the viewer's pages, saved by its browser tests (needs chromium, chromium-driver).
 screenshots: setup
-	STRATAGEM_SCREENSHOTS=1 $(BIN)/pytest -q tests/web/test_browser.py tests/web/test_views.py
+	STRATAGEM_SCREENSHOTS=1 $(BIN)/pytest -q tests/web/test_browser.py tests/web/test_views.py \
+		tests/web/test_views_games.py tests/web/test_diff.py tests/web/test_play_browser.py
 
 bench: setup
 	$(BIN)/python benchmarks/tournament.py

@@ -16,6 +16,16 @@
   let next = 0;
   let shownTurn = null;
   let controls = null; // {node, enable(on)}
+  // What a move's controls ask, in words; a text move shows the prompt the terminal prints (it
+  // states the format and the limit).
+  const ASKS = {
+    choice: "Your move: choose one.",
+    integer: "Your move: a whole number.",
+    shares: "Your move: propose the shares.",
+    proposal: "Your move: propose a trade, or nothing.",
+    decision: "Your move: accept or reject the proposal.",
+    craft: "Your move: craft (check a recipe, apply it, and so on), then done.",
+  };
 
   function el(tag, props, ...kids) {
     const node = document.createElement(tag);
@@ -81,7 +91,8 @@
       movePane.dataset.turn = String(move.turn); // which move this is (tests wait on it)
       const build = FORMS[move.form.kind] || FORMS.text;
       controls = build(move.form, send);
-      movePane.replaceChildren(el("div", { class: "prompt" }, move.prompt), controls.node);
+      const ask = ASKS[move.form.kind] || move.prompt;
+      movePane.replaceChildren(el("div", { class: "prompt" }, ask), controls.node);
     }
     controls.enable(true);
     say("Your move.", "your-move");
