@@ -154,7 +154,8 @@ def export_(
     file: Annotated[
         Path,
         typer.Argument(
-            help="JSONL file to write (.jsonl.gz: compressed); a directory for --format thesis-csv."
+            help="JSONL file to write (.jsonl.gz: compressed); a directory for --format "
+            "parquet or thesis-csv."
         ),
     ],
     store: StoreOption = DEFAULT,
@@ -163,15 +164,17 @@ def export_(
         str,
         typer.Option(
             "--format",
-            help="jsonl (episodes, docs/episode-format.md) or thesis-csv (seed-001 §8: one "
-            "15-column CSV per game, and the per-game dataset with Appendix A's columns).",
+            help="jsonl (episodes, docs/episode-format.md), parquet (one file per stored table "
+            "in a new directory, docs/dataframes.md) or thesis-csv (seed-001 §8: one 15-column "
+            "CSV per game, and the per-game dataset with Appendix A's columns).",
         ),
     ] = "jsonl",
     scores: Annotated[
         str, typer.Option(help="thesis-csv: cumulative scores in points or years.")
     ] = "points",
 ) -> None:
-    """Export episodes as JSONL (format: docs/episode-format.md) or as the thesis' CSV files."""
+    """Export episodes as JSONL (format: docs/episode-format.md), the stored tables as Parquet
+    files, or the thesis' CSV files."""
     from stratagem.studies import get_exporter
 
     exporter = get_exporter(fmt)

@@ -148,6 +148,11 @@ class StoreReads(StoreConnection):
             for r in self._rows(sql + order, params)
         ]
 
+    def call_experiments(self) -> dict[int, str | None]:
+        """Each model call's experiment by call id: a call keeps its experiment when its episode
+        is restarted (detached from it), so its spend still counts there."""
+        return {int(r[0]): r[1] for r in self._rows("SELECT id, experiment_id FROM llm_calls")}
+
     def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
         """Counts and sums over model calls: all in the file, or those of one experiment.
 

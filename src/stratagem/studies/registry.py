@@ -8,12 +8,13 @@ adding a package and calling `register`; the report, the CLI and the format look
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_registry import (
     SectionBuilder,
     StudySections,
@@ -30,6 +31,10 @@ Importer = Callable[[ResultStore, Path, str | None, str | None], ImportReport]
 Exporter = Callable[[ResultStore, Path, str | None, Mapping[str, str]], list[str]]
 """(store, target, experiment id or None, options such as {"scores": "years"}) -> lines to print."""
 
+TableBuilder = Callable[[ReportData, Sequence[EpisodeData]], list[dict[str, Any]]]
+"""The study's tidy per-game table (one dict per game), from the report data and the episodes the
+study applies to, computed by the code its report sections use (`stratagem.open(...).study`)."""
+
 
 @dataclass(frozen=True)
 class Study:
@@ -45,6 +50,8 @@ class Study:
     options: type | None = None
     """The frozen dataclass of its analysis options (set by `analysis:` and `report --set`);
     its sections read them with `ReportData.study_options`."""
+    table: TableBuilder | None = None
+    """Its tidy per-game table, if it has one."""
 
 
 def _import_jsonl(
@@ -60,10 +67,21 @@ def _export_jsonl(
     return [f"exported {count} episodes to {file}"]
 
 
+def _export_parquet(
+    store: ResultStore, directory: Path, experiment: str | None, options: Mapping[str, str]
+) -> list[str]:
+    from stratagem.analysis.frames import StoreFrames, write_parquet  # pandas, on demand
+
+    written = write_parquet(StoreFrames(store, experiment), directory)
+    return [f"exported {len(written)} tables ({', '.join(p.stem for p in written)}) to {directory}"]
+
+
 STUDIES: dict[str, Study] = {}
 IMPORTERS: dict[str, Importer] = {"jsonl": _import_jsonl}
 """Import formats: the episode JSONL of docs/episode-format.md, then each study's."""
-EXPORTERS: dict[str, Exporter] = {"jsonl": _export_jsonl}
+EXPORTERS: dict[str, Exporter] = {"jsonl": _export_jsonl, "parquet": _export_parquet}
+"""Export formats: the episode JSONL, one Parquet file per stored table (docs/dataframes.md),
+then each study's."""
 
 
 def register(study: Study) -> Study:

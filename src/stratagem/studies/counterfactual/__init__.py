@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.studies.counterfactual.section import counterfactual_sections
+from stratagem.studies.counterfactual.tidy import game_rows
 from stratagem.studies.registry import Study, register
 
 
@@ -23,5 +24,6 @@ STUDY = register(
         spec="seed-003",
         applies=applies,
         sections=counterfactual_sections,
+        table=game_rows,
     )
 )

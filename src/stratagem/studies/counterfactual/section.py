@@ -31,6 +31,7 @@ from stratagem.studies.counterfactual import heat
 from stratagem.studies.counterfactual import plots as cplots
 from stratagem.studies.counterfactual import tables as ct
 from stratagem.studies.counterfactual.metrics import equilibria
+from stratagem.studies.counterfactual.tidy import studied_families
 
 SECTION_ID = "counterfactual"
 
@@ -107,12 +108,7 @@ def _games_note(family: Sequence[str]) -> str:
 def counterfactual_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
     """The section, or none when the experiment has no counterfactual family."""
     games, skipped = ct.study_games(episodes)
-    groups = ct.families(games)
-    studied = {
-        d: f
-        for d, f in groups.items()
-        if len(f) > 1 or (d in GAMES and GAMES[d].family.startswith("seed-003"))
-    }
+    studied = studied_families(games)
     if not studied:
         return []
     games = [g for g in games if g.default in studied]

@@ -7,9 +7,9 @@ each column is bold (the highest; for m, the lowest). Efficiency (Tables 13, 23)
 opponents per game; validity (Tables 14, 24) pools everything per model.
 
 The paired analysis (ours, not the paper's) compares each variant with its default game cell by
-cell: same model, prompt and opponent, runs paired by repetition. It reads episodes played by
-stratagem and imported ones alike (docs/episode-format.md): the row is the agent's name (or player
-0's name), the column the opponent's, the run the spec's repetition (or `iteration`, or the seed).
+cell: same model, prompt and opponent, runs paired by repetition. Episodes played by stratagem and
+imported ones (docs/episode-format.md) alike: row = the agent's (or player 0's) name, column = the
+opponent's, run = the spec's repetition (or `iteration`, or the seed).
 """
 
 from __future__ import annotations
@@ -68,8 +68,7 @@ class StudyGame:
     model: str
     prompt: str
     """The table row: player 0's agent (zs, cot, sc-zs, ...)."""
-    opponent: str
-    """The table column (zs, srep, mf, ...)."""
+    opponent: str  # the table column (zs, srep, mf, ...)
     opponent_spec: str
     """The opponent as stored (a strategy spec, for the bot ceilings)."""
     game: str
@@ -79,8 +78,8 @@ class StudyGame:
     """default, label-based, payoff-based, joint, or the game's name for other variants."""
     run: str
     data: CounterfactualGame
-    metrics: Mapping[str, float | None]
-    """`counterfactual.game_metrics` of the game, computed once."""
+    metrics: Mapping[str, float | None]  # `counterfactual.game_metrics`, computed once
+    episode_id: str = ""
 
 
 def _default_and_variant(record: EpisodeRecord) -> tuple[str, str]:
@@ -199,6 +198,7 @@ def study_games(
                 run=_run(record),
                 data=data,
                 metrics=game_metrics(data, opponent_spec, tp=tp),
+                episode_id=record.id,
             )
         )
     return out, skipped

@@ -11,6 +11,7 @@ fits ratings, which a metric user does not need.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.report_data import ReportData
@@ -31,6 +32,12 @@ def sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Sectio
     return magic_sections(report, episodes)
 
 
+def table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str, Any]]:
+    from stratagem.studies.magic.tidy import game_rows  # deferred: see the docstring
+
+    return game_rows(report, episodes)
+
+
 STUDY = register(
     Study(
         name="magic",
@@ -40,5 +47,6 @@ STUDY = register(
         applies=applies,
         sections=sections,
         options=MagicAnalysis,
+        table=table,
     )
 )

@@ -15,7 +15,7 @@ from stratagem.studies.registry import Study, register
 from stratagem.studies.thesis.comprehension import ComprehensionOptions
 from stratagem.studies.thesis.formats import export_csv, import_csv
 from stratagem.studies.thesis.importer import ARCH_BY_KIND, SUMMARY_EVENT
-from stratagem.studies.thesis.report_data import ThesisData
+from stratagem.studies.thesis.report_data import ThesisData, dataset_table
 from stratagem.studies.thesis.report_plots import plots_section
 from stratagem.studies.thesis.report_sfem import importance_section, sfem_section
 from stratagem.studies.thesis.report_tables import tables_section
@@ -58,5 +58,6 @@ STUDY = register(
         importers={"thesis-csv": import_csv},
         exporters={"thesis-csv": export_csv},
         options=ComprehensionOptions,
+        table=dataset_table,
     )
 )

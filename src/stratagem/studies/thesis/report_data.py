@@ -63,9 +63,15 @@ class ThesisData:
 
     @classmethod
     def build(cls, report: ReportData, episodes: Sequence[EpisodeData]) -> ThesisData:
+        data = cls.with_dataset(report, episodes)
+        data._build_sfem()
+        return data
+
+    @classmethod
+    def with_dataset(cls, report: ReportData, episodes: Sequence[EpisodeData]) -> ThesisData:
+        """The per-game dataset alone, without the SFEM fits (the study's table)."""
         data = cls(report, episodes)
         data._build_dataset()
-        data._build_sfem()
         return data
 
     def _build_dataset(self) -> None:
@@ -137,3 +143,13 @@ class ThesisData:
             "of the study's sections: its metrics describe an LLM agent in seat 0 against a "
             "rule-based opponent in a two-player game with two actions each (cooperate or not)."
         )
+
+
+def dataset_table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str, Any]]:
+    """The per-game dataset (seed-001 §8.2, Appendix A's columns) the thesis' tables and plots
+    are computed from, each row led by its episode's id; no rows where it cannot be computed."""
+    data = ThesisData.with_dataset(report, episodes)
+    measured = [e.record.id for e in episodes if e.rounds or e.has_event(SUMMARY_EVENT)]
+    if len(measured) != len(data.dataset):
+        return [dict(row) for row in data.dataset]
+    return [{"episode_id": i, **row} for i, row in zip(measured, data.dataset, strict=True)]

@@ -10,6 +10,7 @@ for it (it fits models and draws plots, which a metric user does not need).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.report_data import ReportData
@@ -30,6 +31,12 @@ def sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Sectio
     return tom_sections(report, episodes, report.study_options("tom", TomOptions))
 
 
+def table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str, Any]]:
+    from stratagem.studies.tom.tidy import game_rows  # deferred: see the docstring
+
+    return game_rows(report, episodes)
+
+
 STUDY = register(
     Study(
         name="tom",
@@ -38,5 +45,6 @@ STUDY = register(
         applies=applies,
         sections=sections,
         options=TomOptions,
+        table=table,
     )
 )

@@ -1,0 +1,40 @@
+"""The public Python API: thin, like the command. `stratagem.open` reads a results directory as
+pandas DataFrames (docs/dataframes.md); the work is done in `analysis.frames` (the stored tables)
+and `studies.frames` (each study's per-game table)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+from typing import Any
+
+import pandas as pd
+
+from stratagem.analysis.frames import StoreFrames, open_store
+
+__all__ = ["Results", "open"]
+
+
+class Results(StoreFrames):
+    """A results directory's tables, one DataFrame attribute each: `episodes`, `seats`,
+    `rounds`, `events`, `calls`, `beliefs`, `answers`; `study(name)` gives a study's table."""
+
+    def study(
+        self, name: str, settings: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> pd.DataFrame:
+        """A study's tidy per-game table (counterfactual, thesis, magic, tom): the rows its
+        report section is computed from, with the experiment's analysis options, `settings`
+        over them (`{"magic": {"code_compat": True}}`, as `report --set`)."""
+        from stratagem.studies.frames import study_frame
+
+        return study_frame(self.store, self.experiment_ids, name, settings)
+
+
+def open(path: str | PathLike[str], experiment: str | None = None) -> Results:
+    """A results directory (or its stratagem.db), read-only, optionally one experiment of it."""
+    store = open_store(path)
+    try:
+        return Results(store, experiment)
+    except BaseException:
+        store.close()
+        raise
