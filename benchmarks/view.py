@@ -2,11 +2,14 @@
 
 The store is the report benchmark's (`benchmarks/report.py`: 8 games, 12 models, 840 episodes a
 model), written in a temporary folder. Each page is asked through the real Starlette app
-(`TestClient`, so routing, the data thread and the JSON encoding are counted) several times, and
+(`TestClient`, so routing, the data thread and the JSON encoding are counted, not the client's
+decoding of the answer) several times, and
 the median server-side time is printed: the experiment page's calls (experiments, cells, a page
 of episodes with a filter), a page with a search, and an episode's replay (everything, seat 1).
-The first cells() call of a store version is printed apart (it reads every episode; later views
-of the same version reuse it). Then the static export of every episode: its time, files, bytes.
+The first cells() call of a store version is timed apart (it reads every finished episode; later
+views of the same version reuse it): each of those calls on a freshly built app, as when `stratagem
+view` starts or a commit has changed the store, after one request that starts the app. Then the
+static export of every episode: its time, files, bytes.
 
     .venv/bin/python benchmarks/view.py [--episodes 10080] [--repeat 5] [--keep DIR]
 """
@@ -50,9 +53,25 @@ def _get(client: TestClient, url: str) -> Callable[[], object]:
         response = client.get(url)
         if response.status_code != 200:
             raise SystemExit(f"{url}: {response.status_code} {response.text[:300]}")
-        return response.json()
+        return response.content  # the answer's bytes: decoding them is the browser's time
 
     return call
+
+
+def _first_cells(results: Path, url: str, repeat: int) -> float:
+    """The median time of the first cells view of a store version, each on a new app."""
+    times = []
+    for _ in range(repeat):
+        app = build_app([results])
+        try:
+            client = TestClient(app, base_url="http://127.0.0.1")
+            _get(client, "/api/experiments")()
+            start = time.perf_counter()
+            _get(client, url)()
+            times.append(time.perf_counter() - start)
+        finally:
+            app.state.data.close()
+    return statistics.median(times) * 1000
 
 
 def main() -> None:
@@ -71,14 +90,13 @@ def main() -> None:
         made = int(_child(_GENERATE, ROOT.parent / "src", str(results / "stratagem.db"),
                           str(models), json.dumps(spec)))  # fmt: skip
         print(f"store: {made:,} episodes generated in {time.perf_counter() - start:.0f} s")
+        x = "/api/experiments/0/seed-003"
+        episode = "/api/episodes/0/pd_pd-model-00-zs-srep-0"
+        first_cells = _first_cells(results, f"{x}/cells", args.repeat)
         app = build_app([results])
         try:
             client = TestClient(app, base_url="http://127.0.0.1")
-            x = "/api/experiments/0/seed-003"
-            episode = "/api/episodes/0/pd_pd-model-00-zs-srep-0"
-            start = time.perf_counter()
-            _get(client, f"{x}/cells")()
-            first_cells = (time.perf_counter() - start) * 1000
+            _get(client, f"{x}/cells")()  # this version's cells, read once and kept
             rows = [
                 ("experiments", "/api/experiments"),
                 ("cells (same store version)", f"{x}/cells"),

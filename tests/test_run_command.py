@@ -191,7 +191,7 @@ def test_the_plan_counts_the_episodes_of_this_grid_not_the_experiments(
         # Growing the grid plans only what is not played yet: the three free episodes are not.
         more = write(tmp_path, models=[{"id": "m", "model": "scripted/flaky"}], seeds=[0, 1, 2, 3])
         code, out, _ = cli(capsys, "run", str(more), "--dry-run")
-        assert out.startswith("plan: 1 episodes to play (3 already finished), about 1 model calls")
+        assert out.startswith("plan: 1 episode to play (3 already finished), about 1 model call")
 
 
 def test_a_run_above_the_calls_bound_asks_first(

@@ -61,8 +61,9 @@ def chromium() -> Iterator[Any]:
 
 
 @contextmanager
-def serving(*results: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`stratagem view RESULTS...` on a free port until the block ends; the URL it prints."""
+def serving(*results: Path | str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`stratagem view RESULTS...` (and options) on a free port until the block ends; the URL
+    it prints."""
     proc = subprocess.Popen(
         [COMMAND, "view", *map(str, results)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

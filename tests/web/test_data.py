@@ -244,13 +244,13 @@ def test_cells_are_read_once_per_store_version_and_again_after_a_commit(
         store.create_experiment("exp", "PD runs")
         _finished_pd(store, "a", [("C", "C"), ("D", "C")], 0.25)
     reads: list[str] = []
-    real = data_sources.load_episodes
+    real = data_sources.episode_tallies
 
-    def counted(store: ResultStore, experiment: str, **kw: Any) -> Any:
+    def counted(store: ResultStore, experiment: str) -> Any:
         reads.append(experiment)
-        return real(store, experiment, **kw)
+        return real(store, experiment)
 
-    monkeypatch.setattr(data_sources, "load_episodes", counted)
+    monkeypatch.setattr(data_sources, "episode_tallies", counted)
     sources = Sources([tmp_path])
     first = sources.cells("0", "exp")
     first[0]["episodes"] = 99  # a caller changing its copy changes nothing kept

@@ -83,6 +83,7 @@ def test_every_file_parses_and_equals_what_the_data_layer_answers(
         "app.js",
         "compare.js",
         "diff.js",
+        "launch.js",
         "app.css",
         "views",
         "data",

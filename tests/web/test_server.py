@@ -111,6 +111,7 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
         '<script src="views/cost_sharing.js" defer>',
         '<script src="compare.js" defer>',
         '<script src="diff.js" defer>',
+        '<script src="launch.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index

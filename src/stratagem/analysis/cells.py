@@ -13,7 +13,7 @@ is read like any other.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import mean
 
@@ -86,15 +86,23 @@ def _opponent(e: EpisodeData, player: int) -> str:
     return ", ".join(others)
 
 
-def cell_key(e: EpisodeData, player: int = 0) -> CellKey:
-    """The setting an episode belongs to, as the seat `player` sees it."""
+KEY_FIELDS = ("rounds", "seats", "opponent", "model_id", "model", "agent")
+"""The spec's fields that `cell_key` reads, besides the seats, the game and the rounds played:
+episodes alike in all of them are in one cell (`analysis.tallies` works each key out once).
+Reading another field of the spec in `cell_key` means adding it here."""
+
+
+def cell_key(e: EpisodeData, player: int = 0, rounds_played: int | None = None) -> CellKey:
+    """The setting an episode belongs to, as the seat `player` sees it (`rounds_played`: its
+    number of rounds, where `e` was read without them: `analysis.tallies`)."""
     spec = e.spec
     seat = e.seats[player]
+    count = len(e.rounds) if rounds_played is None else rounds_played
     rounds = spec.get("rounds")
     if isinstance(rounds, int | float):
         played: int | str = int(rounds)
     else:
-        played = len(e.rounds) if e.rounds or "seats" not in spec else NO_ROUNDS
+        played = count if count or "seats" not in spec else NO_ROUNDS
     if "seats" in spec:  # a line-up: every seat described by its own descriptor
         return (
             seat.model or seat.name,
@@ -123,6 +131,13 @@ def order_key(key: CellKey) -> tuple[str, str, str, str, bool, int | str]:
 def episode_tally(e: EpisodeData, player: int = 0) -> tuple[float, float, int, int, int]:
     """One episode's part of its cell: the seat's total, its opponents' mean total, its
     cooperative moves (-1 when the game has no cooperative action), valid and invalid moves."""
+    own, opp = _totals(e, player)
+    return own, opp, *move_tally(e, player)
+
+
+def move_tally(e: EpisodeData, player: int = 0) -> tuple[int, int, int]:
+    """The seat's cooperative moves (-1 when the game has no cooperative action), valid and
+    invalid moves: `episode_tally` without the totals."""
     stage = e.stage
     first = stage.labels[player][0] if stage is not None and e.rounds else None
     failed = e.invalid_rounds(player)
@@ -132,8 +147,19 @@ def episode_tally(e: EpisodeData, player: int = 0) -> tuple[float, float, int, i
         move = r.actions[player]
         if move is not None and r.round not in failed and move == first:
             cooperative += 1
-    own, opp = _totals(e, player)
-    return own, opp, cooperative if first is not None else -1, decisions - invalid, invalid
+    return cooperative if first is not None else -1, decisions - invalid, invalid
+
+
+def pooled_rates(tallies: Sequence[tuple[int, int, int]]) -> tuple[float | None, float]:
+    """A cell's cooperation and invalid rate from its episodes' `move_tally`s: the seat's
+    moves pooled over the cell (cooperation None where no valid move or no cooperative
+    action)."""
+    valid = sum(t[1] for t in tallies)
+    invalid = sum(t[2] for t in tallies)
+    moves = valid + invalid
+    known = all(t[0] >= 0 for t in tallies)
+    cooperation = sum(t[0] for t in tallies) / valid if valid and known else None
+    return cooperation, invalid / moves if moves else 0.0
 
 
 def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
@@ -147,16 +173,14 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
     for (model, agent, game, opponent, rounds), rows in sorted(
         groups.items(), key=lambda item: order_key(item[0])
     ):
-        valid = sum(r[3] for r in rows)
-        moves = valid + sum(r[4] for r in rows)
-        known = all(r[2] >= 0 for r in rows)
+        cooperation, invalid_rate = pooled_rates([r[2:] for r in rows])
         table.append(
             Cell(
                 model, agent, game, opponent, rounds, len(rows),
                 score=mean(r[0] for r in rows),
                 opponent_score=mean(r[1] for r in rows),
-                cooperation=sum(r[2] for r in rows) / valid if valid and known else None,
-                invalid_rate=sum(r[4] for r in rows) / moves if moves else 0.0,
+                cooperation=cooperation,
+                invalid_rate=invalid_rate,
             )
         )  # fmt: skip
     return table

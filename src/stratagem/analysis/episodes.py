@@ -190,6 +190,15 @@ def load_episodes(
     return out
 
 
+def read_rounds(store: ResultStore, ids: Sequence[str]) -> dict[str, list[RoundRecord]]:
+    """The rounds of these episodes, in order, as `load_episodes` attaches them."""
+    decode = _Decoder()
+    out: dict[str, list[RoundRecord]] = {}
+    for start in range(0, len(ids), CHUNK):
+        out.update(_rounds(store, ids[start : start + CHUNK], decode))
+    return out
+
+
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
 

@@ -39,6 +39,11 @@ def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "experiment"
 
 
+def report_file_name(experiment_id: str) -> str:
+    """The file a report is written to next to its store (and where the viewer finds it)."""
+    return f"report-{_safe_name(experiment_id)}.html"
+
+
 def _render(
     store: ResultStore, experiment: ExperimentRecord, settings: Mapping[str, Mapping[str, Any]]
 ) -> str:
@@ -141,7 +146,7 @@ def build_report(
     if out_path is not None:
         target = Path(out_path)
     elif home is not None:
-        target = home / f"report-{_safe_name(experiment.id)}.html"
+        target = home / report_file_name(experiment.id)
     else:
         raise StratagemError("an in-memory store has no folder: give the report's path")
     try:

@@ -6,20 +6,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from stratagem.cli.common import _say, app, err, out
 from stratagem.errors import StratagemError
-from stratagem.experiments.store import ResultStore
 
 IDLE = 600.0
 """With --web: how long a move waits for a page of its seat (a closed tab) by default."""
-
-if TYPE_CHECKING:
-    from stratagem.experiments.grid import EpisodeSpec
-    from stratagem.experiments.runner import Runner
 
 
 @app.command()
@@ -98,9 +93,9 @@ def play(
 
     runner = Runner(config, console=err, show_progress=False,
                     human=lambda g, _: HumanPlayer(g, ask, tell))  # fmt: skip
-    _refuse_played(runner.specs, out_dir, chosen)
+    playing.refuse_played(runner.specs, out_dir, chosen)
     summary = event_loop.run(runner.run())
-    end = _ending(runner, out_dir)
+    end = playing.ending(runner, out_dir)
     if "payoffs" in end:
         tell(f"game over: {end['scores']}  (stratagem show {out_dir} {end['episode']})")
     if summary.failed:
@@ -117,6 +112,7 @@ def _play_web(
 
     from stratagem.cli.view import LOCAL_HOSTS, _listen
     from stratagem.experiments import event_loop
+    from stratagem.experiments.play import ending, refuse_played
     from stratagem.experiments.runner import Runner
     from stratagem.web.play.session import PlaySession, play_served
 
@@ -124,7 +120,7 @@ def _play_web(
         raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
     session = PlaySession(config.games[0], humans, idle)
     runner = Runner(config, console=err, show_progress=False, human=session.player)
-    _refuse_played(runner.specs, out_dir, seed)
+    refuse_played(runner.specs, out_dir, seed)
     token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
     sock = _listen(host, port or 0)
     shown = f"[{host}]" if ":" in host else host
@@ -138,51 +134,17 @@ def _play_web(
         try:
             summary = event_loop.run(
                 play_served(
-                    session, runner, sock, token=token, ending=lambda: _ending(runner, out_dir)
+                    session, runner, sock, token=token, ending=lambda: ending(runner, out_dir)
                 )
             )
         except KeyboardInterrupt:
             _say(err, "interrupted: the game is left unfinished")
             raise typer.Exit(130) from None
-    end = _ending(runner, out_dir)
+    end = ending(runner, out_dir)
     if "payoffs" in end:
         _say(out, f"game over: {end['scores']}  (stratagem show {out_dir} {end['episode']})")
     if summary.failed:
         raise StratagemError(f"the game did not finish: {summary.errors[0]}")
-
-
-def _ending(runner: Runner, out_dir: Path) -> dict[str, Any]:
-    """How the played episode ended, for the terminal and the pages: its payoffs, or why not."""
-    from stratagem.experiments.runner import STORE_FILE
-
-    with ResultStore(out_dir / STORE_FILE) as db:
-        for spec in runner.specs:
-            record = db.episode(spec.id)
-            if record is not None and record.payoffs is not None:
-                scores = ", ".join(f"seat {p}: {x:g}" for p, x in enumerate(record.payoffs))
-                return {"episode": spec.id, "payoffs": record.payoffs, "scores": scores}
-    errors = runner.summary.errors
-    why = errors[0].partition(": ")[2] if errors else "it was stopped"
-    return {"error": f"the game did not finish: {why}"}
-
-
-def _refuse_played(specs: list[EpisodeSpec], out_dir: Path, seed: int) -> None:
-    """A seed played to its end already cannot be played again in the same directory (its
-    episode is stored): say so before anything is asked, not after."""
-    from stratagem.experiments.runner import STORE_FILE
-
-    store_file = out_dir / STORE_FILE
-    if not store_file.is_file():
-        return
-    with ResultStore(store_file) as db:
-        for spec in specs:
-            record = db.episode(spec.id)
-            if record is not None and record.status == "finished":
-                raise StratagemError(
-                    f"--seed {seed}: this game was played with this seed already in {out_dir} "
-                    f"(stratagem show {out_dir} {spec.id}); choose another seed, or leave --seed "
-                    "out for a new one"
-                )
 
 
 def _read_line(prompt: str) -> str | None:

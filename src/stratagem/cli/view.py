@@ -58,8 +58,18 @@ def view(
         str | None,
         typer.Option(help="With --export: write only seat:K's view of each episode (for sharing)."),
     ] = None,
+    play: Annotated[
+        Path | None,
+        typer.Option(
+            help="Let the viewer start games (a page 'play a game'), played into this results "
+            "directory, which is viewed too."
+        ),
+    ] = None,
 ) -> None:
-    """Browse results in a web browser: experiments, cells, episodes step by step, read-only."""
+    """Browse results in a web browser: experiments, cells, episodes step by step, read-only
+    (unless --play)."""
+    if export is not None and play is not None:
+        raise StratagemError("--play: not with --export (a static site plays nothing)")
     if export is not None:
         _export(directories or [DEFAULT], export, experiment or [], max_per_cell, perspective)
         return
@@ -74,7 +84,7 @@ def view(
     if port is not None and not 0 <= port <= 65535:
         raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
     token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
-    application = build_app(directories or [DEFAULT], token=token)
+    application = build_app(directories or [DEFAULT], token=token, play=play)
     try:
         sock = _listen(host, port or 0)
         shown = f"[{host}]" if ":" in host else host
@@ -84,7 +94,9 @@ def view(
         _say(out, url)
         if open_browser:
             webbrowser.open(url)
-        config = uvicorn.Config(application, log_level="warning", access_log=False, lifespan="off")
+        # A seat's page holds a long poll open (--play): Ctrl-C does not wait for it.
+        config = uvicorn.Config(application, log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=2)  # fmt: skip
         # uvicorn shuts down on Ctrl-C, then raises it again: stopping is this command's normal end.
         with sock, suppress(KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[sock])

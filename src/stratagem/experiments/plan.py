@@ -58,8 +58,8 @@ class Plan:
             else f"cost unknown (no listed price for {', '.join(self.unpriced)}; give `price:`)"
         )
         return (
-            f"{self.episodes:,} episodes to play ({self.finished:,} already finished), "
-            f"about {self.calls:,} model calls, about {self.tokens:,} tokens, {cost}"
+            f"{_count(self.episodes, 'episode')} to play ({self.finished:,} already finished), "
+            f"about {_count(self.calls, 'model call')}, about {self.tokens:,} tokens, {cost}"
         )
 
     def above(self, confirm: ConfirmConfig) -> str | None:
@@ -182,3 +182,8 @@ def _stand_in(space: ActionSpace, player: int) -> Action:
         whole[player % len(whole)] = space.total
         return space.format(whole)
     return ""
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 episode", "3 episodes"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -18,7 +18,12 @@ from stratagem.agents.registry import ARCHITECTURES
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import ExperimentConfig, config_from_dict
 from stratagem.experiments.lineups import HUMAN, PINNED
+from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import get_game
+
+if TYPE_CHECKING:
+    from stratagem.experiments.grid import EpisodeSpec
+    from stratagem.experiments.runner import Runner
 
 DEFAULT_MODEL = "local/gemma-3-270m"
 PLAY_EXPERIMENT = "play"
@@ -111,3 +116,38 @@ def play_config(
 def seats_of(game: str) -> int:
     """How many seats a catalog game has (for checking --seat before anything else)."""
     return get_game(game).n_players
+
+
+def refuse_played(specs: Sequence[EpisodeSpec], out_dir: Path, seed: int) -> None:
+    """A seed played to its end already cannot be played again in the same directory (its
+    episode is stored): say so before anything is asked, not after (`stratagem play`, and a
+    game started from the viewer)."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    store_file = out_dir / STORE_FILE
+    if not store_file.is_file():
+        return
+    with ResultStore(store_file) as db:
+        for spec in specs:
+            record = db.episode(spec.id)
+            if record is not None and record.status == "finished":
+                raise StratagemError(
+                    f"--seed {seed}: this game was played with this seed already in {out_dir} "
+                    f"(stratagem show {out_dir} {spec.id}); choose another seed, or leave --seed "
+                    "out for a new one"
+                )
+
+
+def ending(runner: Runner, out_dir: Path) -> dict[str, Any]:
+    """How the played episode ended, for the terminal and the pages: its payoffs, or why not."""
+    from stratagem.experiments.runner import STORE_FILE
+
+    with ResultStore(out_dir / STORE_FILE) as db:
+        for spec in runner.specs:
+            record = db.episode(spec.id)
+            if record is not None and record.payoffs is not None:
+                scores = ", ".join(f"seat {p}: {x:g}" for p, x in enumerate(record.payoffs))
+                return {"episode": spec.id, "payoffs": record.payoffs, "scores": scores}
+    errors = runner.summary.errors
+    why = errors[0].partition(": ")[2] if errors else "it was stopped"
+    return {"error": f"the game did not finish: {why}"}

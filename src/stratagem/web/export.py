@@ -120,7 +120,13 @@ def export_site(
         name = "index.html" if url == "/" else url.lstrip("/")
         writer.write(name, _index(body, seat) if name == "index.html" else body)
     writer.data("data/sources.js", sources.sources())
+    if seat is not None:  # a report shows every seat's secrets: never in a seat's export
+        chosen = [{**exp, "report": None} for exp in chosen]
     writer.data("data/experiments.js", chosen)
+    for exp in chosen:
+        if exp["report"] is not None:  # the report as written, its study sections linked
+            report = sources.report_file(exp["source"], exp["id"])
+            writer.write(exp["report"]["url"], report.read_bytes())
     written: dict[tuple[str, str], int] = {}  # (source, episode id) -> its seats
     with sources.held():  # one connection per store, not one per episode view
         for exp in chosen:

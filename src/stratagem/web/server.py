@@ -31,6 +31,7 @@ from stratagem.errors import StratagemError
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import comparison
 from stratagem.web.data.listing import BadQuery
+from stratagem.web.data.reports import REPORT_CSP
 
 CSP = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -53,6 +54,7 @@ PAGES = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/compare.js": ("compare.js", "text/javascript; charset=utf-8"),
     "/diff.js": ("diff.js", "text/javascript; charset=utf-8"),
+    "/launch.js": ("launch.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     **{f"/views/{v}": (f"views/{v}", "text/javascript; charset=utf-8") for v in VIEWS},
 }
@@ -144,8 +146,12 @@ class Guard:
 
         async def send_secured(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in _OURS]
-                headers.extend(SECURITY_HEADERS)
+                given = message.get("headers", [])
+                # A route may set a stricter policy of its own (the report's): it is kept.
+                own = [(k, v) for k, v in given if k.lower() == b"content-security-policy"]
+                headers = [(k, v) for k, v in given if k.lower() not in _OURS]
+                headers.extend(own or SECURITY_HEADERS[:1])
+                headers.extend(SECURITY_HEADERS[1:])
                 if set_cookie:
                     cookie = SimpleCookie()
                     cookie[cookie_name] = str(self.token)
@@ -191,10 +197,21 @@ def _episode_ref(query: Mapping[str, str], name: str, what: str = "episode") -> 
     return source, episode
 
 
-def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
+def build_app(
+    dirs: Sequence[Path], *, token: str | None = None, play: Path | None = None
+) -> Starlette:
     """The viewer over `dirs`; a bad directory is a `StratagemError` here, before any serving.
-    `app.state.data.close()` releases the stores."""
+    With `play` (`--play OUT`), games can be started from the viewer and are played into OUT,
+    which is viewed too; without it, nothing the server does writes. `app.state.data.close()`
+    releases the stores."""
     pages = page_bytes()
+    launcher = None
+    if play is not None:
+        from stratagem.web.play.launcher import Launcher, open_out
+
+        open_out(play)
+        dirs = [*dirs, play]
+        launcher = Launcher(play)
     data = DataThread(dirs)
 
     async def answer(fn: Callable[[Sources], Any]) -> Response:
@@ -268,11 +285,23 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
         source = request.path_params["source"]
         return await answer(lambda s: {"version": s.version(source)})
 
+    async def report(request: Request) -> Response:
+        """The experiment's HTML report as written, under a policy that runs nothing of it."""
+        p = request.path_params
+        try:
+            experiment = bytes.fromhex(p["name"]).decode()
+            path = await data.call(lambda s: s.report_file(p["source"], experiment))
+        except (ValueError, StratagemError):
+            return error("no such report", 404)
+        body = await asyncio.to_thread(path.read_bytes)
+        headers = {"content-security-policy": REPORT_CSP, "cache-control": "no-cache"}
+        return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return error("not found", 404)
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
-        return error("only GET is served", 405)
+        return error("method not allowed", 405)
 
     routes = [Route(url, page) for url in PAGES] + [
         Route("/api/sources", sources),
@@ -284,7 +313,19 @@ def build_app(dirs: Sequence[Path], *, token: str | None = None) -> Starlette:
         Route("/api/pairs/{source}/{experiment}", pairs),
         Route("/api/diff", diff),
         Route("/api/version/{source}", version),
+        Route("/report/{source}/{name}.html", report),
     ]
+    if launcher is not None:
+        from stratagem.web.play.app import seat_routes
+        from stratagem.web.play.routes import play_routes
+
+        routes += seat_routes(launcher.seats, served=PAGES) + play_routes(launcher, data, token)
+    else:
+
+        async def no_play(request: Request) -> Response:
+            return json_response({"enabled": False})  # the page's "play a game" link is left out
+
+        routes.append(Route("/api/play", no_play))
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
     app.state.data = data
     app.add_middleware(Guard, token=token)

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stratagem.analysis.cells import CellKey, cell_key, episode_tally, order_key, seat_totals
-from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.cells import CellKey, order_key
 from stratagem.analysis.paired import paired_difference
+from stratagem.analysis.tallies import EpisodeTally
 
 N_BOOT = 2000
 LEVEL = 0.95
@@ -47,29 +47,26 @@ class CellEpisodes:
 
 
 def episode_metrics(
-    episodes: Iterable[EpisodeData], costs: Mapping[str, Mapping[int, float]]
+    episodes: Iterable[EpisodeTally], costs: Mapping[str, Mapping[int, float]]
 ) -> dict[CellKey, CellEpisodes]:
     """Each cell's episodes with their metrics; `costs` is `ResultStore.seat_costs`'s answer."""
     out: dict[CellKey, CellEpisodes] = {}
     for e in episodes:
-        if not e.seats:
-            continue
-        key = cell_key(e, 0)
+        key = e.key
         if key not in out:
             model, agent, game, opponent, rounds = key
-            lineup = [s.name for s in e.seats]
             out[key] = CellEpisodes({"model": model, "agent": agent, "game": game,
-                                     "opponent": opponent, "lineup": lineup,
+                                     "opponent": opponent, "lineup": list(e.lineup),
                                      "rounds": rounds})  # fmt: skip
-        _, _, cooperative, valid, invalid = episode_tally(e, 0)
+        cooperative, valid, invalid = e.cooperative, e.valid, e.invalid
         values: dict[str, float | None] = {
-            f"score seat {k}": total for k, total in enumerate(seat_totals(e))
+            f"score seat {k}": total for k, total in enumerate(e.totals)
         }
         # As `cells_of` divides a cell's tallies, here one episode's.
         values["cooperation"] = cooperative / valid if valid and cooperative >= 0 else None
         values["invalid rate"] = invalid / (valid + invalid) if valid + invalid else 0.0
-        values["cost usd"] = float(sum(costs.get(e.record.id, {}).values()))
-        position = (str(e.record.seed), str(e.spec.get("repetition")))
+        values["cost usd"] = float(sum(costs.get(e.id, {}).values()))
+        position = (str(e.seed), str(e.repetition))
         out[key].episodes.append((position, values))
     return out
 

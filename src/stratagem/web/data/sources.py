@@ -6,12 +6,13 @@ the viewer leaves a store exactly as it found it (`ResultStore(read_only=True)`)
 calls on one thread (the static export, thousands of episodes) may hold one connection per store
 with `held()`, only while no writer has it open and its file is unchanged. `cells()` reads
 every finished episode, so its answer is kept per experiment and reused while `version()` is
-unchanged: any commit changes the version, and then it is read again. The same read keeps each
-episode's metrics for `diff()`.
+unchanged: any commit changes the version, and then it is read again (`analysis.tallies`: a
+few aggregate queries, not every round). The same read gives each episode's metrics for `diff()`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import defaultdict
@@ -20,8 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stratagem.analysis.cells import CellKey, cell_key, cells_of, order_key, seat_totals
-from stratagem.analysis.episodes import EpisodeData, load_episodes, seat_of
+from stratagem.analysis.cells import CellKey, cell_key, order_key, pooled_rates
+from stratagem.analysis.episodes import load_episodes, seat_of
+from stratagem.analysis.tallies import EpisodeTally, episode_tallies
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
@@ -31,9 +33,30 @@ from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics
 from stratagem.web.data.listing import episode_page
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
+from stratagem.web.data.reports import report_path, report_sections, report_url
 
 _Metrics = dict[CellKey, CellEpisodes]
 """Each cell's episodes and their metrics (`diff.episode_metrics`)."""
+
+
+_Costs = dict[str, dict[int, float]]
+"""Dollars per episode and seat (`ResultStore.seat_costs`)."""
+
+
+class _Read:
+    """An experiment's cells as read at one store version, and its episodes' metrics for
+    `diff`, worked out when a diff first asks (a cells view need not wait for them)."""
+
+    def __init__(
+        self, rows: list[dict[str, Any]], tallies: list[EpisodeTally], costs: _Costs
+    ) -> None:
+        self.rows = rows
+        self._tallies = tallies
+        self._costs = costs
+
+    @functools.cached_property
+    def metrics(self) -> _Metrics:
+        return episode_metrics(self._tallies, self._costs)
 
 
 class Sources:
@@ -51,7 +74,7 @@ class Sources:
         self._paths = found
         self._holding = False
         self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
-        self._cells: dict[tuple[str, str], tuple[str, list[dict[str, Any]], _Metrics]] = {}
+        self._cells: dict[tuple[str, str], tuple[str, _Read]] = {}
         for k in range(len(found)):
             with self._open(str(k)):
                 pass
@@ -119,58 +142,74 @@ class Sources:
         for k in range(len(self._paths)):
             with self._open(str(k)) as store:
                 for exp in store.experiments():
-                    out.append(_experiment_summary(store, str(k), exp.id, exp.name))
+                    row = _experiment_summary(store, str(k), exp.id, exp.name)
+                    out.append({**row, "report": self._report(str(k), exp.id)})
         return out
+
+    def report_file(self, source: str, experiment: str) -> Path:
+        """The experiment's HTML report (`stratagem report` wrote it next to the store)."""
+        with self._open(source) as store:
+            self._experiment(store, source, experiment)
+        path = report_path(self._paths[int(source)], experiment)
+        if path is None:
+            raise StratagemError(f"source {source}: experiment '{experiment}' has no report")
+        return path
+
+    def _report(self, source: str, experiment: str) -> dict[str, Any] | None:
+        """Where the report is and its study sections, for the cells' links; None without one."""
+        path = report_path(self._paths[int(source)], experiment)
+        if path is None:
+            return None
+        return {"url": report_url(source, experiment), "sections": report_sections(path)}
 
     def cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
         """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
         payoff, seat 0's cooperation and invalid rate, and the cell's spend. Kept while the
         store's `version()` is unchanged (read first, so a commit during the read only makes
         the next call read again)."""
-        rows = self._kept(source, experiment)[1]
+        rows = self._kept(source, experiment).rows
         # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
         return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
 
-    def _kept(self, source: str, experiment: str) -> tuple[str, list[dict[str, Any]], _Metrics]:
+    def _kept(self, source: str, experiment: str) -> _Read:
         version = self.version(source)
         kept = self._cells.get((source, experiment))
         if kept is None or kept[0] != version:
-            kept = (version, *self._read_cells(source, experiment))
+            kept = (version, self._read_cells(source, experiment))
             self._cells[(source, experiment)] = kept
-        return kept
+        return kept[1]
 
-    def _read_cells(self, source: str, experiment: str) -> tuple[list[dict[str, Any]], _Metrics]:
+    def _read_cells(self, source: str, experiment: str) -> _Read:
         with self._open(source) as store:
             self._experiment(store, source, experiment)
-            episodes = load_episodes(store, experiment, event_kinds=("invalid", "decision"))
-            costs = store.seat_costs([e.record.id for e in episodes])
-        groups: dict[CellKey, list[EpisodeData]] = defaultdict(list)
-        for e in episodes:
-            if e.seats:
-                groups[cell_key(e, 0)].append(e)
-        general = {c.key: c for c in cells_of(episodes, 0)}
+            tallies = episode_tallies(store, experiment)
+            costs = store.seat_costs([e.id for e in tallies])
+        groups: dict[CellKey, list[EpisodeTally]] = defaultdict(list)
+        for e in tallies:
+            groups[e.key].append(e)
         out = []
         for key in sorted(groups, key=order_key):
-            rows, cell = groups[key], general[key]
-            totals = [seat_totals(e) for e in rows]
-            width = max(len(t) for t in totals)
+            rows = groups[key]
+            model, agent, game, opponent, rounds = key
+            cooperation, invalid_rate = pooled_rates(
+                [(e.cooperative, e.valid, e.invalid) for e in rows]
+            )
+            width = max(len(e.totals) for e in rows)
             out.append({
-                "model": cell.model, "agent": cell.agent, "game": cell.game,
-                "opponent": cell.opponent,
-                "lineup": [s.name for s in rows[0].seats],
-                "rounds": cell.rounds, "episodes": cell.episodes,
-                "score": [sum(t[i] for t in totals if i < len(t)) / len(rows)
+                "model": model, "agent": agent, "game": game, "opponent": opponent,
+                "lineup": list(rows[0].lineup), "rounds": rounds, "episodes": len(rows),
+                "score": [sum(e.totals[i] for e in rows if i < len(e.totals)) / len(rows)
                           for i in range(width)],
-                "cooperation": cell.cooperation, "invalid_rate": cell.invalid_rate,
-                "cost_usd": sum(sum(costs.get(e.record.id, {}).values()) for e in rows),
+                "cooperation": cooperation, "invalid_rate": invalid_rate,
+                "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
             })  # fmt: skip
-        return out, episode_metrics(episodes, costs)
+        return _Read(out, tallies, costs)
 
     def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
         """The cell-level diff of experiment `b` against `a`, each (source, experiment id)
         (`diff`: paired differences with bootstrap intervals), from the episodes' metrics read
         with each side's `cells`."""
-        sides = [self._kept(*a)[2], self._kept(*b)[2]]
+        sides = [self._kept(*a).metrics, self._kept(*b).metrics]
         refs = {k: {"source": s, "experiment": x} for k, (s, x) in zip("ab", (a, b), strict=True)}
         return {**refs, **diff(sides[0], sides[1])}
 

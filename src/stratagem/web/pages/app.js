@@ -137,6 +137,17 @@
     return { sources: sources.map((s) => s.id), refresh: experimentsPage };
   }
 
+  // The study sections of the experiment's HTML report (`stratagem report` wrote it), as links.
+  function reportLinks(report) {
+    const link = (hash, text) => {
+      const a = el("a", {}, text);
+      a.setAttribute("href", report.url + hash); // a file of the site, not an in-page route
+      return a;
+    };
+    const parts = report.sections.map((s) => [" · ", link("#" + encodeURIComponent(s.id), s.title)]);
+    return el("p", { class: "report-links" }, link("", "HTML report"), parts);
+  }
+
   // ---- one experiment: cells, episodes with filters, search and paging --------------------
   const FILTERS = ["game", "model", "agent", "seat_kind", "status", "outcome"];
   const STATUSES = ["", "pending", "running", "finished", "failed"];
@@ -145,10 +156,12 @@
     setCrumbs(el("a", { href: ["x", source, experiment] }, experiment));
     const params = Object.fromEntries(query.entries());
     const base = `/api/experiments/${encodeURIComponent(source)}/${encodeURIComponent(experiment)}`;
-    const [cells, episodes] = await Promise.all([
+    const [cells, episodes, all] = await Promise.all([
       api(base + "/cells"),
       api(base + "/episodes", params),
+      api("/api/experiments"),
     ]);
+    const report = (all.find((x) => x.source === source && x.id === experiment) || {}).report;
     const choices = (key) => [...new Set(cells.map((c) => c[key]).filter((v) => v != null))];
     const inputs = {};
     const select = (key, options) => {
@@ -187,6 +200,7 @@
     show(
       el("h1", {}, experiment),
       el("h2", {}, "Cells"),
+      report ? reportLinks(report) : null,
       table(
         ["Model", "Agent", "Game", "Line-up", "Rounds", "Episodes", "Score per seat", "Cooperation", "Invalid", "Cost"],
         cells.map((c) => [

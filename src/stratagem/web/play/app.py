@@ -10,7 +10,7 @@ check and the token of a non-loopback `--host` are the viewer's own (`web.server
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from importlib.resources import files
 
 from starlette.applications import Starlette
@@ -36,8 +36,29 @@ MAX_BODY = 4 * MAX_LINE_CHARS + 1_000
 
 def build_play_app(seats: Mapping[str, WebSeat], *, token: str | None = None) -> Starlette:
     """The pages and API of the seats, by token."""
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error("not found", 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error("method not allowed", 405)
+
+    app = Starlette(
+        routes=seat_routes(seats), exception_handlers={404: not_found, 405: not_allowed}
+    )
+    app.add_middleware(Guard, token=token)
+    return app
+
+
+def seat_routes(seats: Mapping[str, WebSeat], served: Collection[str] = ()) -> list[Route]:
+    """The seats' pages (those not in `served`, which the host app serves already) and their
+    API; `seats` is read at each request, so seats added later are found."""
     folder = files("stratagem.web").joinpath("pages")
-    pages = {url: (folder.joinpath(n).read_bytes(), kind) for url, (n, kind) in PAGES.items()}
+    pages = {
+        url: (folder.joinpath(n).read_bytes(), kind)
+        for url, (n, kind) in PAGES.items()
+        if url not in served
+    }
 
     async def page(request: Request) -> Response:
         body, kind = pages[request.url.path]
@@ -78,16 +99,7 @@ def build_play_app(seats: Mapping[str, WebSeat], *, token: str | None = None) ->
             return error(str(exc), 409)
         return json_response({"sent": True})
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return error("not found", 404)
-
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return error("method not allowed", 405)
-
-    routes = [Route(url, page) for url in PAGES] + [
+    return [Route(url, page) for url in pages] + [
         Route("/api/seats/{token}", news, methods=["GET"]),
         Route("/api/seats/{token}", move, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
-    app.add_middleware(Guard, token=token)
-    return app
