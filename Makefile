@@ -18,7 +18,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock]'
+	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock,pettingzoo]'
 	touch $(STAMP)
 
 # The quickstart: the embedded model against three strategies on three PD variants (a few minutes).
@@ -39,7 +39,8 @@ test: lint
 # docs/img/*.png: the viewer's pages, saved by its browser tests (needs chromium, chromium-driver).
 screenshots: setup
 	STRATAGEM_SCREENSHOTS=1 $(BIN)/pytest -q tests/web/test_browser.py tests/web/test_views.py \
-		tests/web/test_views_games.py tests/web/test_diff.py tests/web/test_play_browser.py
+		tests/web/test_views_games.py tests/web/test_diff.py tests/web/test_play_browser.py \
+		tests/web/test_play_viewer_browser.py
 
 bench: setup
 	$(BIN)/python benchmarks/tournament.py

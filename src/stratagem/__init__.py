@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from stratagem.api import open
+    from stratagem.api import env, open
 
-__all__ = ["__version__", "open"]
+__all__ = ["__version__", "env", "open"]
 
-_API = frozenset({"open"})
+_API = frozenset({"env", "open"})
 """Names of `stratagem.api` served from here, imported on first use: `import stratagem` (every
-command does) stays light, with no pandas."""
+command does) stays light, with no pandas and no PettingZoo."""
 
 
 def __getattr__(name: str) -> Any:

@@ -1,18 +1,23 @@
 """The public Python API: thin, like the command. `stratagem.open` reads a results directory as
 pandas DataFrames (docs/dataframes.md); the work is done in `analysis.frames` (the stored tables)
-and `studies.frames` (each study's per-game table)."""
+and `studies.frames` (each study's per-game table). `stratagem.env` makes a game a PettingZoo
+environment (docs/pettingzoo.md), built in `experiments.pettingzoo_env`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from stratagem.analysis.frames import StoreFrames, open_store
+from stratagem.errors import StratagemError
 
-__all__ = ["Results", "open"]
+if TYPE_CHECKING:
+    from stratagem.experiments.pettingzoo_env import StratagemEnv
+
+__all__ = ["Results", "env", "open"]
 
 
 class Results(StoreFrames):
@@ -38,3 +43,18 @@ def open(path: str | PathLike[str], experiment: str | None = None) -> Results:
     except BaseException:
         store.close()
         raise
+
+
+def env(game: str, **options: Any) -> StratagemEnv:
+    """Catalog game `game` (`chameleon/0`, `dilemma`) as a PettingZoo AEC environment; `options`:
+    `rounds`, `bots` ({seat: strategy}), `actions` ("auto", "discrete", "text"),
+    `illegal_reward`, `max_illegal`, `render_mode`, and the game's own rule options."""
+    try:
+        from stratagem.experiments.pettingzoo_env import make_env
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("pettingzoo", "gymnasium"):
+            raise
+        raise StratagemError(
+            f"stratagem.env needs {exc.name}: pip install 'stratagem[pettingzoo]'"
+        ) from None
+    return make_env(game, **options)

@@ -152,33 +152,70 @@ class HumanPlayer(Agent):
         for event in events:
             self.tell(_plain(event))
 
+    def view(self, observation: Observation) -> str:
+        """Everything `observation` tells the seat, in one text, as this player tells it over a
+        game: the rules, the chat or the events so far, the state and the move asked for. For a
+        program in the seat (`stratagem.env`); unlike `act`, it keeps no state."""
+        parts = [self._rules(observation)] if observation.legal is not None else []
+        parts.extend(_chat_lines(observation.events))
+        if observation.legal is not None:
+            parts.append(self._state(observation))
+            parts.append(f"your move ({_choices(observation.legal)})")
+        return "\n".join(p.strip() for p in parts if p.strip())
+
+    def read(self, observation: Observation, line: str) -> Action:
+        """A typed line as the move `observation` asks for, read as `act` reads it (a label or
+        its number, the template the game asks for); `ParseError` says why it is not legal."""
+        if observation.legal is None:
+            raise ParseError("no move is asked of this seat now")
+        if len(line) > MAX_LINE_CHARS:
+            raise ParseError(f"a line of more than {MAX_LINE_CHARS:,} characters")
+        return self._read(observation, observation.legal, line.strip())
+
     def _tell_chat(self, observation: Observation) -> bool:
         """In a chat game (seed-004's, TradeCraft), what this seat may see that it was not told
         yet, as the chat shows it (`[Moderator]: ...`, `[Player 2]: ...`; other events, such as
         the hands, as plain lines). False for other games."""
-        said = [speaker(e) for e in observation.events]
-        if not any(said):
+        if not any(speaker(e) for e in observation.events):
             return False
-        for event, line in zip(observation.events[self._told_chat :], said[self._told_chat :],
-                               strict=True):  # fmt: skip
-            self.tell(_plain(event) if line is None else f"[{line[0]}]: {line[2]}")
-        self._told_chat = len(said)
+        for line in _chat_lines(observation.events[self._told_chat :]):
+            self.tell(line)
+        self._told_chat = len(observation.events)
         return True
 
     def _describe(self, observation: Observation) -> str:
         """The rules once, then the state as this seat sees it."""
-        parts = []
-        if self._game_prompter is not None:
-            if not self._told_rules:
-                parts.append(self._game_prompter.system(observation))
-            parts.append(self._game_prompter.turn(observation, ""))
-        elif isinstance(observation, RepeatedObservation) and self._game.n_players == 2:
-            # the matrix prompts are for two players; MAgIC's 3-player dilemma has its chat
-            if not self._told_rules:
-                parts.append(self._matrix_prompter.system(observation))
-            parts.append(self._matrix_prompter.decision(observation))
+        parts = [] if self._told_rules else [self._rules(observation)]
+        parts.append(self._state(observation))
         self._told_rules = True
         return "\n".join(p.strip() for p in parts if p.strip())
+
+    def _rules(self, observation: Observation) -> str:
+        if self._game_prompter is not None:
+            return self._game_prompter.system(observation)
+        if self._matrix(observation):
+            return self._matrix_prompter.system(observation)
+        return ""
+
+    def _state(self, observation: Observation) -> str:
+        if self._game_prompter is not None:
+            return self._game_prompter.turn(observation, "")
+        if self._matrix(observation):
+            return self._matrix_prompter.decision(observation)
+        return ""
+
+    def _matrix(self, observation: Observation) -> bool:
+        # the matrix prompts are for two players; MAgIC's 3-player dilemma has its chat
+        return isinstance(observation, RepeatedObservation) and self._game.n_players == 2
+
+
+def _chat_lines(events: Sequence[Event]) -> list[str]:
+    """Events as the chat shows them (`[Player 2]: ...`), the others as plain lines."""
+    lines = []
+    for event in events:
+        said = speaker(event)
+        lines.append(_plain(event) if said is None else f"[{said[0]}]: {said[2]}")
+    return lines
 
 
 def _plain(event: Event) -> str:
