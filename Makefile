@@ -11,14 +11,14 @@ NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)"
 endif
 
-.PHONY: setup demo tournament test lint bench clean screenshots
+.PHONY: setup demo tournament test lint docs bench clean screenshots
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock,pettingzoo]'
+	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock,pettingzoo,textarena,openspiel]'
 	touch $(STAMP)
 
 # The quickstart: the embedded model against three strategies on three PD variants (a few minutes).
@@ -33,7 +33,11 @@ lint: setup
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
-test: lint
+# The documentation site (mkdocs.yml) into site/, warnings as errors: a broken link fails it.
+docs: setup
+	$(BIN)/mkdocs build --strict
+
+test: lint docs
 	$(BIN)/pytest -q
 
 # docs/img/*.png: the viewer's pages, saved by its browser tests (needs chromium, chromium-driver).
@@ -46,4 +50,4 @@ bench: setup
 	$(BIN)/python benchmarks/tournament.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) results site .pytest_cache .mypy_cache .ruff_cache

@@ -8,12 +8,15 @@ without reading code.
 
 Files of a game folder: `system.j2` (the rules, the player's role) and `turn.j2` (the state as this
 player sees it and what it must decide now; `reply` is the instruction of the reply format).
+A game defined outside the package registers a folder anywhere (`GamePrompts(directory=...)`),
+so adding a game needs no file inside stratagem (docs/guides/new-game.md).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -22,7 +25,9 @@ from stratagem.agents.prompts import prompt_environment
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.cheap_talk import CheapTalkGame
+from stratagem.games.openspiel import OpenSpielGame
 from stratagem.games.public_good import PublicGoodGame
+from stratagem.games.textarena import TextArenaGame
 from stratagem.games.ultimatum import UltimatumGame
 
 
@@ -34,12 +39,17 @@ class GamePrompts:
     """What an integer reply is called in the JSON the model writes."""
     text: str = "message"
     """What a free-text reply is called in the instruction."""
+    directory: Path | None = None
+    """Where `folder` is, for a game whose templates are not the package's own; None: in
+    `agents/game_templates/`."""
 
 
 GAME_PROMPTS: dict[type[Game], GamePrompts] = {
     UltimatumGame: GamePrompts("ultimatum", amount="offer"),
     PublicGoodGame: GamePrompts("public-good", amount="contribution"),
     CheapTalkGame: GamePrompts("cheap-talk"),
+    OpenSpielGame: GamePrompts("openspiel", amount="move"),
+    TextArenaGame: GamePrompts("textarena", text="move"),
 }
 """The games the general LLM player has prompts for."""
 
@@ -48,8 +58,10 @@ def prompts_for(game: Game) -> GamePrompts | None:
     return GAME_PROMPTS.get(type(game))
 
 
-@functools.lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
+@functools.lru_cache(maxsize=16)
+def _environment(directory: Path | None = None) -> jinja2.Environment:
+    if directory is not None:
+        return prompt_environment(jinja2.FileSystemLoader(directory))
     return prompt_environment(jinja2.PackageLoader("stratagem.agents", "game_templates"))
 
 
@@ -69,7 +81,7 @@ class GamePrompter:
     def __init__(self, game: Game, prompts: GamePrompts) -> None:
         self.game = game
         self.prompts = prompts
-        env = _environment()
+        env = _environment(prompts.directory)
         try:
             self._system = env.get_template(f"{prompts.folder}/system.j2")
             self._turn = env.get_template(f"{prompts.folder}/turn.j2")

@@ -27,6 +27,7 @@ from stratagem.games.spaces import (
     IntegerRange,
     Shares,
 )
+from stratagem.games.textarena import TextArenaMove
 
 CHARS_PER_TOKEN = 3
 """A cautious characters-per-token ratio: free text is cut at max_chars / 3 tokens, so a reply
@@ -132,6 +133,22 @@ def _text(space: FreeText, key: str) -> ReplyFormat:
 
     return ReplyFormat(
         f"Reply with your {key} on a single line of at most {space.max_chars} characters.",
+        {"max_tokens": max(1, space.max_chars // CHARS_PER_TOKEN)},
+        parse,
+    )
+
+
+def _move_text(space: TextArenaMove, key: str) -> ReplyFormat:
+    """The whole reply is the move, as TextArena reads moves: its own rules find the move in
+    the text ("I bet: [bet]"), so a move written after a line of thought still counts, and the
+    other seats are shown the reply as TextArena shows them a player's action."""
+
+    def parse(text: str) -> Action:
+        return _legal(space, text.strip())
+
+    return ReplyFormat(
+        f"Reply with your {key}, written as the game asks for it, in at most "
+        f"{space.max_chars} characters.",
         {"max_tokens": max(1, space.max_chars // CHARS_PER_TOKEN)},
         parse,
     )
@@ -253,6 +270,7 @@ FORMATS: dict[type, Callable[[Any, str], ReplyFormat]] = {
     IntegerRange: _integer,
     FreeText: _text,
     Shares: _shares,
+    TextArenaMove: _move_text,
 }
 """The reply format of each kind of action space."""
 

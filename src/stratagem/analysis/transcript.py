@@ -281,6 +281,10 @@ def _event_line(event: EventRecord) -> Line:
     if isinstance(data.get("player"), int) and isinstance(data.get("text"), str):
         # A chat game's utterance (seed-004's clues, votes, proposals): what the chat showed.
         return Line("said", data["player"], f"said ({event.kind}): {data['text']}", seen_by=seen)
+    if isinstance(data.get("board"), str):
+        # A board as its game prints it (OpenSpiel's games): its own lines, under the event.
+        seat = data.get("player") if isinstance(data.get("player"), int) else None
+        return Line("event", seat, event.kind, body=data["board"], seen_by=seen)
     hands = data.get("hands")
     if event.kind == "hands" and isinstance(hands, list) and all(map(_is_counts, hands)):
         # Public holdings after a move (TradeCraft): one short list per seat.

@@ -11,7 +11,8 @@ from rich.text import Text
 
 from stratagem.cli.common import app, out
 from stratagem.cli.tables import Col, fitted_table
-from stratagem.games import settings_data
+from stratagem.errors import StratagemError
+from stratagem.games import openspiel, settings_data, textarena
 from stratagem.games.catalog import GAMES, rule_options
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
@@ -47,6 +48,11 @@ def games() -> None:
                 "yes" if in_tournament else "no", entry.source, entry.description,
             ]
         )  # fmt: skip
+    rows.extend(_openspiel_rows())
+    rows.extend(
+        [f"{textarena.PREFIX}{env_id}", str(players), "free text", "yes", "no", "TextArena", about]
+        for env_id, (players, about) in textarena.CURATED.items()
+    )
     out.print(fitted_table(GAME_COLUMNS, rows, out.width, title=Text("games")))
     out.print(
         Text(
@@ -54,8 +60,38 @@ def games() -> None:
             "2-player matrix games (--game)."
         )
     )
+    out.print(
+        Text(
+            f"{openspiel.PREFIX}<game string>: any OpenSpiel game, parameters included "
+            f"({openspiel.PREFIX}goofspiel(num_cards=5)); those above are a few. Bots: "
+            "openspiel-random, openspiel-mcts:<simulations>. Needs pip install "
+            "'stratagem[openspiel]'."
+        )
+    )
+    out.print(
+        Text(
+            f"{textarena.PREFIX}<env id>: any TextArena environment (those above play offline; "
+            "many others fetch word lists or call a judge model over the network); options: "
+            "players, max_steps. Needs pip install 'stratagem[textarena]'."
+        )
+    )
     ruled = [f"{name}: {', '.join(rule_options(name))}" for name in GAMES if rule_options(name)]
     out.print(Text(f"rule options (an experiment file's game_options): {'; '.join(ruled)}."))
+
+
+def _openspiel_rows() -> list[list[str]]:
+    """A few OpenSpiel games, where OpenSpiel is installed (any game string works)."""
+    rows = []
+    for string, about in openspiel.CURATED.items():
+        try:
+            game = openspiel.load(string)
+        except StratagemError:
+            return []  # OpenSpiel is not installed: the note under the table says how
+        rows.append(
+            [f"{openspiel.PREFIX}{string}", str(game.n_players), "legal moves",
+             "yes", "no", "OpenSpiel", about]
+        )  # fmt: skip
+    return rows
 
 
 STRATEGY_COLUMNS = (

@@ -57,7 +57,7 @@ from stratagem.experiments.store import (
     ResultStore,
     RoundRecord,
 )
-from stratagem.games.catalog import GAMES, catalog_labels, catalog_name
+from stratagem.games.catalog import catalog_labels, is_known
 
 __all__ = [
     "FORMAT_VERSION",
@@ -157,8 +157,9 @@ def _catalog_labels(game: str, n: int) -> tuple[tuple[str, ...], ...] | None:
 def _check_known(game: str, field: str) -> None:
     """A game named without its own labels must be one the engine knows: a catalog game, or
     seed-003's `pd/<setting>` / `rps/<setting>` (docs/episode-format.md). A misspelt name would
-    otherwise become a game of its own, with no moves checked and no metric defined."""
-    if catalog_name(game) not in GAMES:
+    otherwise become a game of its own, with no moves checked and no metric defined (another
+    library's game, `textarena:...`, is known: the engine replays it)."""
+    if not is_known(game):
         raise EpisodeFormatError(
             field,
             f"unknown game '{game}': expected a catalog game (stratagem games), seed-003's "

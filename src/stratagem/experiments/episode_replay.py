@@ -21,7 +21,13 @@ from stratagem.experiments.episode_fields import EpisodeFormatError, bad_value
 from stratagem.experiments.grid import build_game, setting_key
 from stratagem.experiments.records import EpisodeBundle, EventRecord, dump_json
 from stratagem.games.base import Event, Game
-from stratagem.games.catalog import GAMES, check_game_options, get_game, split_setting
+from stratagem.games.catalog import (
+    GAMES,
+    check_game_options,
+    get_game,
+    split_setting,
+)
+from stratagem.games.libraries import is_library_name
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.replay import Move, Replay, ReplayError, replay
 
@@ -34,7 +40,7 @@ def check_by_engine(bundle: EpisodeBundle, game_field: str = "game") -> None:
     field that is not what the engine computes. `game_field` is where the line names its game."""
     ep = bundle.episode
     base, setting = split_setting(ep.game)
-    if base not in GAMES:
+    if base not in GAMES and not is_library_name(base):
         return  # another tool's game, or seed-003's `pd/<setting>`: checked by its labels
     try:
         sample = get_game(ep.game)  # a setting that does not exist is refused as `play` does

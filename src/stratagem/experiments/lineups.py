@@ -19,7 +19,7 @@ from stratagem.experiments.config import AgentEntry, ModelEntry, RotationEntry
 from stratagem.games.base import Game
 from stratagem.games.repeated import RepeatedGame
 from stratagem.llm.reasoning import ANSWER_PARAMS
-from stratagem.strategies.registry import get_strategy
+from stratagem.strategies.registry import get_game_bot, get_strategy
 
 AGENT_OPPONENT = "agent:"
 """An opponent named `agent:<name>` is that agent entry, played by the same model."""
@@ -132,7 +132,8 @@ class SeatParser:
                 f"{where}: '{text}' names no agent entry (agents: {', '.join(self.agents)})"
             )
         try:
-            get_strategy(text)  # not an agent entry: it must name a strategy
+            if get_game_bot(text) is None:
+                get_strategy(text)  # not an agent entry: it must name a strategy or a bot
         except StratagemError as exc:
             raise StratagemError(f"{where}: {exc}") from None
         return Seat(text, strategy=text)
@@ -211,6 +212,8 @@ def check_seat(seat: Seat, game: Game, title: str, index: int, where: str) -> No
     try:
         if seat.agent is not None:
             check_plays(seat.agent, game, title)
+        elif seat.strategy is not None and (bot := get_game_bot(seat.strategy)) is not None:
+            bot.check(game, index)
         elif seat.strategy is not None:
             if type(game) is not RepeatedGame or game.n_players != 2:
                 raise StratagemError(

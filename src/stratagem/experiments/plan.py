@@ -26,7 +26,15 @@ from stratagem.experiments.config import ConfirmConfig, ModelEntry
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.lineups import Seat
 from stratagem.games.base import Game
-from stratagem.games.spaces import Action, ActionSpace, Choice, IntegerRange, Shares
+from stratagem.games.spaces import (
+    Action,
+    ActionSpace,
+    Choice,
+    FreeText,
+    IllegalAction,
+    IntegerRange,
+    Shares,
+)
 from stratagem.llm.pricing import Prices
 
 DEFAULT_TOKENS_PER_CALL = 600
@@ -166,7 +174,10 @@ def _play_counting(game: Game) -> tuple[int, ...]:
         for p in state.to_act():
             counts[p] += 1
             actions[p] = _stand_in(state.legal(p), p)
-        state, _ = state.apply(actions)
+        try:
+            state, _ = state.apply(actions)
+        except IllegalAction:  # no stand-in found: the game's rule for a missing move
+            state, _ = state.forfeit(dict.fromkeys(actions))
     return tuple(counts)
 
 
@@ -181,7 +192,7 @@ def _stand_in(space: ActionSpace, player: int) -> Action:
         whole = [0] * len(space.parties)
         whole[player % len(whole)] = space.total
         return space.format(whole)
-    return ""
+    return space.example() if isinstance(space, FreeText) else ""
 
 
 def _count(n: int, noun: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from stratagem.agents.base import Agent
+from stratagem.agents.game_bot_agent import GameBotAgent
 from stratagem.agents.registry import build_agent
 from stratagem.agents.scripted_player import ScriptedPlayer
 from stratagem.agents.strategy_agent import StrategyAgent
@@ -21,7 +22,7 @@ from stratagem.experiments.ids import stable_id
 from stratagem.experiments.lineups import Seat
 from stratagem.games.base import Game
 from stratagem.llm.pipeline import ModelClient
-from stratagem.strategies.registry import get_strategy
+from stratagem.strategies.registry import get_game_bot, get_strategy
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ def _llm(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
 
 def _strategy(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     assert seat.strategy is not None
-    return StrategyAgent(get_strategy(seat.strategy))
+    bot = get_game_bot(seat.strategy)
+    return StrategyAgent(get_strategy(seat.strategy)) if bot is None else GameBotAgent(bot)
 
 
 def _scripted(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:

@@ -7,7 +7,6 @@ solver's dependencies (nashpy loads on the first equilibrium computation).
 from stratagem.games.base import Event, Game, Observation, State, chance, play
 from stratagem.games.catalog import (
     GAMES,
-    CatalogEntry,
     game_names,
     get_entry,
     get_game,
@@ -16,6 +15,7 @@ from stratagem.games.catalog import (
     n_player_prisoners_dilemma,
     rock_paper_scissors,
 )
+from stratagem.games.catalog_entry import CatalogEntry
 from stratagem.games.normal_form import NormalFormGame, OneShotObservation, OneShotState
 from stratagem.games.public_good import PublicGoodGame, PublicGoodObservation, PublicGoodState
 from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState, Round

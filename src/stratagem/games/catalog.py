@@ -12,8 +12,7 @@ under which the paper prints each one is kept in `CatalogEntry.paper_caption`.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,11 +21,13 @@ from numpy.typing import ArrayLike, NDArray
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games import settings_data
 from stratagem.games.base import Game
+from stratagem.games.catalog_entry import CatalogEntry as CatalogEntry
 from stratagem.games.chameleon import ChameleonGame
 from stratagem.games.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
 from stratagem.games.cost_sharing import CostSharingGame
 from stratagem.games.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
 from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
+from stratagem.games.libraries import is_library_name, library_entry
 from stratagem.games.magic_dilemma import magic_npd3
 from stratagem.games.normal_form import NormalFormGame
 from stratagem.games.public_good import magic_public_good
@@ -190,35 +191,6 @@ def _dilemma_talk(rounds: int = 5, max_chars: int = DEFAULT_MAX_CHARS) -> CheapT
 # -- the registry --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CatalogEntry:
-    """A named game: where its numbers come from and how to build it."""
-
-    name: str
-    description: str
-    source: str
-    """The spec section its rules and numbers come from, e.g. "seed-001 §4.1"."""
-    family: str
-    factory: Callable[..., Game]
-    """Builds the game; keyword options (public-good's multiplier, ...) are its parameters."""
-    rounds: tuple[int, ...] = ()
-    """Numbers of rounds the source study repeats the game for; () if not repeated."""
-    variant_of: str | None = None
-    """The default game this counterfactual transforms (seed-003 §1)."""
-    counterfactual: str = ""
-    """What the variant changes, by content: "default", "label-based", "payoff-based" or "joint"."""
-    paper_caption: str = ""
-    """How the study's result tables caption this game (seed-003 §0.1: PD captions are wrong)."""
-    settings: str | None = None
-    """The settings file (`games/data/<settings>.json`) its `setting` option indexes, if any:
-    `<name>/<k>` names setting k, `<name>/*` the file's selected set (seed-004 §3's 103
-    settings)."""
-
-    def options(self) -> tuple[str, ...]:
-        """Keyword options the factory accepts."""
-        return tuple(inspect.signature(self.factory).parameters)
-
-
 def _entries() -> list[CatalogEntry]:
     s1, s3pd, s3rps, s4 = "seed-001 §4.1", "seed-003 §1.2", "seed-003 §1.3", "seed-004"
     return [
@@ -324,6 +296,12 @@ def catalog_name(name: str) -> str:
     return family if split_setting(name)[1] is not None else name
 
 
+def is_known(name: str) -> bool:
+    """Whether the engine knows the game an episode names: a catalog game (`catalog_name`) or
+    another library's game string (`textarena:...`, replayed by the engine too)."""
+    return catalog_name(name) in GAMES or is_library_name(name)
+
+
 def split_setting(name: str) -> tuple[str, int | None]:
     """`chameleon/3` -> ("chameleon", 3) for a game with settings; (name, None) otherwise."""
     base, _, suffix = name.partition(SETTING_SEPARATOR)
@@ -358,10 +336,10 @@ def catalog_labels(name: str) -> tuple[tuple[str, ...], ...] | None:
 
 def get_entry(name: str) -> CatalogEntry:
     """A catalog entry by name; `<name>/<k>` (a setting) names the entry of `<name>`."""
-    try:
-        return GAMES[split_setting(name)[0]]
-    except KeyError:
-        raise unknown_name("game", name, GAMES) from None
+    entry = GAMES.get(split_setting(name)[0]) or library_entry(name)
+    if entry is None:
+        raise unknown_name("game", name, GAMES)
+    return entry
 
 
 def get_game(name: str, **options: Any) -> Game:
@@ -392,7 +370,7 @@ def rule_options(name: str) -> tuple[str, ...]:
 def check_game_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The rule options of catalog game `name` (no setting) that differ from its defaults, checked
     by building the game with them: one-line errors name the game, the option and the value."""
-    if name not in GAMES:
+    if name not in GAMES and library_entry(name) is None:
         raise unknown_name("game", name, GAMES)
     valid = rule_options(name)
     for key in options:
@@ -403,7 +381,7 @@ def check_game_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
         get_game(name, **options)
     except (TypeError, ValueError) as exc:
         raise StratagemError(f"game '{name}': {exc}") from None
-    defaults = inspect.signature(GAMES[name].factory).parameters
+    defaults = inspect.signature(get_entry(name).factory).parameters
     return {k: v for k, v in options.items() if v != defaults[k].default}
 
 

@@ -72,6 +72,11 @@ class FreeText:
             raise IllegalAction(f"message of {len(action)} characters exceeds {self.max_chars}")
         return action
 
+    def example(self) -> str:
+        """A legal text, for stand-ins (a plan's count of decisions): silence, where any text
+        goes; a game whose moves are judged (TextArena's) guesses one."""
+        return ""
+
 
 @dataclass(frozen=True)
 class Shares:

@@ -28,7 +28,9 @@ from stratagem.strategies.counterfactual_bots import (
     Pattern,
     SingleRoundEquilibrium,
 )
+from stratagem.strategies.game_bots import GameBot
 from stratagem.strategies.grudging import GrimTrigger, GrimTrigger2
+from stratagem.strategies.openspiel_bots import OpenSpielMCTS, OpenSpielRandom
 from stratagem.strategies.reactive import (
     SuspiciousTitForTat,
     TitForTat,
@@ -141,6 +143,28 @@ def parse_spec(spec: str) -> tuple[str, list[int | float | str]]:
     if any(a == "" for a in args):
         raise StratagemError(f"bad strategy '{spec}': empty argument")
     return prefix + match["name"], args
+
+
+GAME_BOTS: dict[str, Callable[..., GameBot]] = {
+    OpenSpielRandom.name: OpenSpielRandom,
+    OpenSpielMCTS.name: OpenSpielMCTS,
+}
+"""Bots of whole games (not repeated matrix games), seated like strategies: canonical name ->
+class, called with the parsed arguments (`openspiel-mcts:200`)."""
+
+
+def get_game_bot(spec: str) -> GameBot | None:
+    """The game bot a seat names, or None when it names none (a strategy, perhaps)."""
+    name, args = parse_spec(spec)
+    canonical = {_key(n): n for n in GAME_BOTS}.get(_key(name))
+    if canonical is None:
+        return None
+    try:
+        return GAME_BOTS[canonical](*args)
+    except TypeError:
+        raise StratagemError(
+            f"bot '{canonical}' does not take the arguments {args} (from '{spec}')"
+        ) from None
 
 
 def get_strategy(spec: str) -> Strategy:
