@@ -48,10 +48,17 @@ class Strict(BaseModel):
 
 
 class LimitsConfig(Strict):
+    """A model's rate limits, shared by the run's concurrent tasks and by other processes on the
+    same results directory; none by default."""
+
     requests_per_minute: int | None = Field(None, ge=1)
+    """Requests per minute."""
     tokens_per_minute: int | None = Field(None, ge=1)
+    """Tokens (prompt and reply) per minute."""
     requests_per_day: int | None = Field(None, ge=1)
+    """Requests per day."""
     tokens_per_day: int | None = Field(None, ge=1)
+    """Tokens (prompt and reply) per day."""
 
 
 class PriceConfig(Strict):
@@ -60,9 +67,13 @@ class PriceConfig(Strict):
     for a model the table does not know; `cache_write` at 1.25 x `input` (`llm.pricing`)."""
 
     input: float = Field(ge=0)
+    """Input tokens, at the full rate."""
     output: float = Field(ge=0)
+    """Output tokens, thinking tokens included."""
     cached_input: float | None = Field(None, ge=0)
+    """Input tokens the provider's prompt cache read."""
     cache_write: float | None = Field(None, ge=0)
+    """Input tokens written to the provider's prompt cache."""
 
 
 class ModelEntry(Strict):
@@ -71,13 +82,21 @@ class ModelEntry(Strict):
     id: str | None = None
     """A short name used in episode specs and tables; the model string by default."""
     model: str
+    """`provider/model`: `openai/...`, `anthropic/...`, `bedrock/...`, `local/gemma-3-270m` (the
+    embedded default), `local/<path>.gguf`, or `scripted/...` (tests of logic only)."""
     base_url: str | None = None
+    """An OpenAI-compatible server's URL for an `openai/` model (vLLM, llama.cpp, Ollama...)."""
     api_key_env: str | None = None
     """The environment variable holding the API key (keys never go in files)."""
     max_concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
+    """This model's calls in flight at once: 4 suits hosted rate limits and one-slot local
+    servers; a fast endpoint takes 64-256."""
     timeout_s: float = Field(60.0, gt=0)
+    """Seconds a call may take before it is abandoned and retried."""
     limits: LimitsConfig = LimitsConfig()
+    """Rate limits (below)."""
     price: PriceConfig | None = None
+    """Prices (below), over the built-in table of the providers' list prices."""
     params: dict[str, Any] = {}
     """Extra provider parameters (e.g. n_ctx for local models, structured for OpenAI servers)."""
 
@@ -112,6 +131,7 @@ class AgentEntry(Strict):
     """An LLM agent architecture and its prompt settings."""
 
     name: str = "plain"
+    """What line-ups and `opponents` (`agent:<name>`) call this entry."""
     kind: str = "plain"
     """The architecture (`stratagem architectures`): plain, one model call per decision, in any
     game with prompts; tool: a lawyer tool (seed-001 §6.2); debate: a suspect and a lawyer talk
@@ -146,12 +166,17 @@ class AgentEntry(Strict):
     output: Literal["choice", "json", "tag"] = "choice"
     """choice: the reply is constrained to a label; json / tag: parsed, re-asked when invalid."""
     history: Literal["prompt", "chat"] = "prompt"
+    """prompt: the history is appended to each prompt; chat: it is kept as a multi-turn chat."""
     max_reasks: int = Field(5, ge=0)
+    """Re-asks of a reply that is not a legal action, each with the error as a hint, before the
+    decision is recorded as invalid."""
     invalid: str = "forfeit"
     """What an invalid decision plays: forfeit (the round scores the forfeit payoffs) or
     default:<label>; either way the round is recorded as invalid."""
     temperature: float | None = Field(None, ge=0)
+    """Sampling temperature; left out, none is sent (the provider's default)."""
     max_tokens: int | None = Field(None, ge=1)
+    """A reply's token limit; left out, the provider's or the reply format's."""
     options: dict[str, Any] = {}
     """The architecture's own settings (`stratagem architectures` lists them), e.g. a magic
     agent's `{code_compat: true}`."""
@@ -210,6 +235,7 @@ class VariantEntry(Strict):
     both. Its name can then be used in `games` like a catalog name."""
 
     name: str = Field(min_length=1)
+    """The variant's name, for `games`."""
     base: str
     """The catalog game it transforms (e.g. pd, eq1)."""
     labels: list[str] | list[list[str]] | None = None
@@ -217,6 +243,7 @@ class VariantEntry(Strict):
     payoffs: list[Any] | None = None
     """The full payoff tensor, or for a symmetric 2-player base the row player's matrix."""
     description: str = ""
+    """One line for listings and reports."""
 
     def build(self) -> NormalFormGame:
         """The variant's stage game (errors name what is wrong with it)."""
@@ -228,6 +255,7 @@ class RotationEntry(Strict):
     line-ups, the challenger in seat 0, then seat 1, ... (seed-004's evaluation pattern)."""
 
     challenger: str
+    """The seat that rotates: an agent entry's name, or any seat a line-up may name."""
     defenders: str | list[str]
     """One seat for every other seat, or n - 1 seats in order."""
     by: Literal["seat", "side"] = "seat"
@@ -244,8 +272,13 @@ grid), `<agent>@<model id>` (played by that model only), a rule-based strategy, 
 
 
 class BudgetConfig(Strict):
+    """Caps over every call this results directory ever paid for, across runs: once one is
+    reached, no new call starts (calls under way are paid and counted); raise it and re-run."""
+
     max_usd: float | None = Field(None, gt=0)
+    """Dollars, at the listed prices."""
     max_tokens: int | None = Field(None, ge=1)
+    """Tokens, prompt and reply."""
 
 
 class ConfirmConfig(Strict):
@@ -261,21 +294,30 @@ class ConfirmConfig(Strict):
 
 
 class RetryConfig(Strict):
+    """Retries of a call that failed transiently (429, 5xx, a timeout, a connection error)."""
+
     max_attempts: int = Field(6, ge=1)
+    """Attempts of one call, the first included."""
     base_delay: float = Field(0.5, ge=0)
+    """Seconds of backoff before the first retry, doubled at each (drawn with jitter)."""
     max_delay: float = Field(30.0, ge=0)
+    """The longest backoff; a server's Retry-After is honoured even above it."""
 
 
 class ExperimentConfig(Strict):
     name: str
+    """The experiment's name: its episodes are stored under it."""
     output: Path
     """Directory of the store, the response cache and the rate-limit state."""
     models: list[ModelEntry] = Field(min_length=1)
+    """The grid's models: each plays every LLM seat not pinned to another (`<agent>@<model id>`)."""
     agents: list[AgentEntry] = [AgentEntry()]
+    """The LLM agents line-ups and `opponents` seat, by name."""
     games: list[str] = Field(min_length=1)
     """Catalog games (see `stratagem games`) or names of `variants`; `<game>/<k>` plays setting k
     of a game with settings (seed-004's), `<game>/*` every setting."""
     variants: list[VariantEntry] = []
+    """Counterfactual variants of catalog matrix games, then named in `games`."""
     game_options: dict[str, dict[str, Any]] = {}
     """Rule options of catalog games, by the game's catalog name (`undercover: {self_votes:
     count}`; `stratagem games` lists each game's options): every setting of that game is played
@@ -294,12 +336,17 @@ class ExperimentConfig(Strict):
     family, 24 in RPS; seed-004's public good: 5), a variant's being its base game's. Games of a
     fixed length (the ultimatum game) ignore it."""
     seeds: list[Annotated[int, Field(ge=SQLITE_MIN, le=SQLITE_MAX)]] = [0]
+    """Each cell is played once per seed: the game's chance and the agents' sampling follow it."""
     repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
+    """Episodes per cell and seed (each repetition's index is part of the episode id)."""
     concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     """Episodes played at once (each model also has its own max_concurrency)."""
     budget: BudgetConfig = BudgetConfig()
+    """Spending caps (below); none by default."""
     confirm: ConfirmConfig = ConfirmConfig()
+    """When `stratagem run` asks before starting (below)."""
     retry: RetryConfig = RetryConfig()
+    """Retries of transient errors (below)."""
 
     @field_validator("output", mode="before")
     @classmethod
