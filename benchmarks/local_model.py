@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from stratagem.agents import Agent, DebateAgent, PlainLLMAgent, Prompter, StrategyAgent, ToolAgent
 from stratagem.agents.questions import ask_questions
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame, RepeatedState
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedState
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.providers.local import (
     _STOP,

@@ -19,7 +19,7 @@ import timeit
 from stratagem.agents.prompts import OutputFormat, Prompter, framings
 from stratagem.games.base import Observation
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 
 GAMES = {"prisoner": "dilemma"}
 """The game each framing is timed on (pd unless it needs its own)."""

@@ -57,7 +57,7 @@ from stratagem.agents.strategy_agent import StrategyAgent
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.runner import Runner
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.llm.errors import TransientError
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
 from stratagem.llm.provider import Provider

@@ -15,7 +15,7 @@ import time
 import warnings
 
 from stratagem.experiments.tournament import Tournament
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.match import play_match
 from stratagem.strategies.registry import get_strategy
 

@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stratagem.games.chameleon import SEED004_TOPIC_CODES
-from stratagem.games.social_deduction import SEATS
+from stratagem.games.magic.chameleon import SEED004_TOPIC_CODES
+from stratagem.games.magic.social_deduction import SEATS
 
 SEED = 4004
 """The seed of every draw below (any fixed number would do: this one names seed-004)."""

@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/tradecraft_data.py [SOURCE_DIR] [OUT_FILE]``
 (defaults: ``../shared/data/tradecraft-minecraft-1.20`` and
-``src/stratagem/games/data/tradecraft.json.gz``).
+``src/stratagem/games/tradecraft/data/tradecraft.json.gz``).
 
 Why a converter: the source is 1,174 recipe files plus a tag tree (seed-002 §2.2); the game needs
 only the normalised recipes, item tags with nested tags expanded, the fuel ratios as exact fractions
@@ -56,7 +56,9 @@ FORMAT = 1
 SKIPPED_TYPES = ("minecraft:smithing_trim", "minecraft:crafting_decorated_pot")
 FUEL_COOKINGTIME = 600  # cooking below this many ticks uses the furnace's fuel (§2.2)
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1] / "../shared/data/tradecraft-minecraft-1.20"
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/stratagem/games/data/tradecraft.json.gz"
+DEFAULT_OUT = (
+    Path(__file__).resolve().parents[1] / "src/stratagem/games/tradecraft/data/tradecraft.json.gz"
+)
 
 Json = Any
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.strategies.match import play_match
 from stratagem.strategies.registry import get_strategy
 

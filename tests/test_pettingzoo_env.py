@@ -24,7 +24,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.pettingzoo_env import StratagemEnv
 from stratagem.experiments.pettingzoo_spaces import splits
 from stratagem.games.base import Event, Game, Observation, State
-from stratagem.games.chameleon import IS_CHAMELEON, ChameleonGame
+from stratagem.games.magic.chameleon import IS_CHAMELEON, ChameleonGame
 from stratagem.games.spaces import (
     Action,
     ActionSpace,

@@ -25,7 +25,7 @@ from stratagem.cli.play import _read_line
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import State
-from stratagem.games.tradecraft import TradecraftGame
+from stratagem.games.tradecraft.game import TradecraftGame
 
 DILEMMA = ("dilemma", "--seat", "0=human", "--seat", "1=TitForTat", "--rounds", "1")
 

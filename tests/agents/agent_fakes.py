@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratagem.agents.base import Agent
-from stratagem.games.repeated import RepeatedGame, RepeatedState
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedState
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Request, Response, Usage
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from stratagem.agents import Agent, Decision, StrategyAgent
 from stratagem.agents.questions import Answer, ask_questions
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation, RepeatedState
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Request, Response, ToolCall, Usage
 from stratagem.strategies import TitForTat

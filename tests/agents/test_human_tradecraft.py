@@ -9,9 +9,9 @@ import json
 
 from stratagem.agents.base import Decision
 from stratagem.agents.human import HumanPlayer
-from stratagem.agents.human_tools import HELP, desk_for
+from stratagem.agents.tom.human_tools import HELP, desk_for
 from stratagem.games.base import Game, State
-from stratagem.games.tradecraft import TradecraftGame
+from stratagem.games.tradecraft.game import TradecraftGame
 from stratagem.games.ultimatum import UltimatumGame
 
 GAME = TradecraftGame(0)

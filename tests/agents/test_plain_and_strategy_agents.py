@@ -11,7 +11,7 @@ from agent_fakes import ScriptedClient, play
 from stratagem.agents import PlainLLMAgent, Prompter, StrategyAgent, decision_schema
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.llm.types import Message
 from stratagem.strategies import AlwaysDefect, Pattern, TitForTat
 from stratagem.strategies import Random as RandomStrategy
@@ -218,7 +218,7 @@ def test_strategy_agent_is_reproducible_and_resets_between_matches() -> None:
 
 
 def test_strategy_agent_ignores_forfeited_rounds() -> None:
-    from stratagem.games.repeated import FORFEIT
+    from stratagem.games.matrix.repeated import FORFEIT
 
     game = dilemma(4)
     state = game.initial_state()

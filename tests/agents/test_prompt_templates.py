@@ -9,7 +9,7 @@ import pytest
 from stratagem.agents import PastRound, Prompter, framings
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation, RepeatedState
 
 
 def state(game: str, rounds: int, *moves: tuple[str, str]) -> RepeatedState:
@@ -308,7 +308,7 @@ def test_counterfactual_invalid_round_hint() -> None:
 def test_counterfactual_rejects_games_its_text_would_misdescribe() -> None:
     p = Prompter("counterfactual", output="tag", history="chat")
     with pytest.raises(StratagemError, match="3-action text needs a rock-paper-scissors"):
-        from stratagem.games.normal_form import NormalFormGame
+        from stratagem.games.matrix.normal_form import NormalFormGame
 
         g = NormalFormGame.symmetric("x", ("a", "b", "c"), [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
         p.system(RepeatedGame(g, 2).initial_state().observation(0))
@@ -361,7 +361,7 @@ def test_neutral_summary_and_chat_tell_a_round_alike() -> None:
 
 
 def test_asymmetric_labels_are_listed_for_both_players() -> None:
-    from stratagem.games.normal_form import NormalFormGame
+    from stratagem.games.matrix.normal_form import NormalFormGame
 
     g = NormalFormGame.bimatrix("b", [("up", "down"), ("left", "right")], [[1, 2], [3, 4]],
                                 [[5, 6], [7, 8]])  # fmt: skip

@@ -16,7 +16,7 @@ from stratagem.agents.registry import get_architecture
 from stratagem.agents.tom.player import TomAgentOptions, TomPlayer
 from stratagem.agents.tom.reports import read_reports
 from stratagem.errors import StratagemError
-from stratagem.games.tradecraft import TradecraftGame, TradecraftState
+from stratagem.games.tradecraft.game import TradecraftGame, TradecraftState
 
 GAME = TradecraftGame(0, max_turn=3)
 DOMAIN = [
@@ -231,7 +231,7 @@ def test_options_are_checked_and_the_plan_counts_calls():
     assert arch.plays(get_game("pd")) is not None
     with pytest.raises(StratagemError, match="TradeCraft"):
         agent, _ = player(["x"])
-        from stratagem.games.repeated import RepeatedGame
+        from stratagem.games.matrix.repeated import RepeatedGame
 
         asyncio.run(agent.act(RepeatedGame(get_game("pd"), 2).initial_state().observation(0)))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stratagem.agents.tradecraft_tools import (
+from stratagem.agents.tom.tools import (
     CRAFT_TOOLS,
     INFO_TOOLS,
     CraftBench,
@@ -19,9 +19,9 @@ from stratagem.agents.tradecraft_tools import (
     run_tool,
 )
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft import TradecraftGame
-from stratagem.games.tradecraft_actions import MAX_CRAFT_ITEMS, CraftSpace, OverBound, craft_items
-from stratagem.games.tradecraft_rules import to_fraction
+from stratagem.games.tradecraft.actions import MAX_CRAFT_ITEMS, CraftSpace, OverBound, craft_items
+from stratagem.games.tradecraft.game import TradecraftGame
+from stratagem.games.tradecraft.rules import to_fraction
 
 M = "minecraft:"
 GAME = TradecraftGame(0)

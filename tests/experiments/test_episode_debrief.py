@@ -17,7 +17,7 @@ from stratagem.experiments.episode import play_episode
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Observation
 from stratagem.games.catalog import get_stage
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.strategies.registry import get_strategy
 
 

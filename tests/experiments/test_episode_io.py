@@ -21,7 +21,7 @@ from stratagem.experiments.episode_io import (
 )
 from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
 
 PD = NormalFormGame.prisoners_dilemma("pd", t=5, r=3, p=1, s=0)

@@ -20,7 +20,7 @@ from stratagem.experiments.store import (
     RoundRecord,
 )
 from stratagem.experiments.tournament import Tournament
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
 from stratagem.strategies.registry import get_strategy
 

@@ -8,7 +8,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.limits import MAX_MATCH_ROUNDS, MAX_POPULATION
 from stratagem.experiments.moran import MoranProcess
 from stratagem.experiments.tournament import Tournament
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.registry import get_strategy
 
 # Axelrod's default game: R=3, P=1, S=0, T=5.

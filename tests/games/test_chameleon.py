@@ -14,7 +14,7 @@ import pytest
 
 from stratagem.errors import StratagemError
 from stratagem.games import Choice, Event, FreeText, IllegalAction, play, settings_data
-from stratagem.games.chameleon import (
+from stratagem.games.magic.chameleon import (
     CAUGHT,
     CAUGHT_WRONG_GUESS,
     CLUE_START,
@@ -33,7 +33,7 @@ from stratagem.games.chameleon import (
     guess_is_right,
     guessed_term,
 )
-from stratagem.games.social_deduction import Clue, plurality
+from stratagem.games.magic.social_deduction import Clue, plurality
 
 CLUES = ("It's purple.", "It grows in bunches.", "It's sweet.")
 

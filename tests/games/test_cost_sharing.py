@@ -10,7 +10,7 @@ import pytest
 from stratagem.agents.replies import reply_format
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event
-from stratagem.games.cost_sharing import (
+from stratagem.games.magic.cost_sharing import (
     AGREED,
     PARTIES,
     PROPOSE,

@@ -9,7 +9,7 @@ import pytest
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event
-from stratagem.games.magic_dilemma import (
+from stratagem.games.magic.magic_dilemma import (
     MagicDilemmaGame,
     MagicDilemmaObservation,
     MagicDilemmaState,

@@ -7,7 +7,7 @@ import pytest
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event
-from stratagem.games.public_good import (
+from stratagem.games.magic.public_good import (
     SEED004_MULTIPLIERS,
     PublicGoodGame,
     PublicGoodState,

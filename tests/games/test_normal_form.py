@@ -177,7 +177,7 @@ def test_repeated_play_history_and_totals() -> None:
 
 
 def test_forfeited_round_scores_the_forfeit_payoffs_and_is_marked_invalid() -> None:
-    from stratagem.games.repeated import FORFEIT, RepeatedGame
+    from stratagem.games.matrix.repeated import FORFEIT, RepeatedGame
 
     stage = NormalFormGame.prisoners_dilemma("pd", t=6, r=4, p=2, s=1)
     state = RepeatedGame(stage, 3).initial_state()

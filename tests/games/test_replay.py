@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from stratagem.games.catalog import get_game
-from stratagem.games.public_good import magic_public_good
+from stratagem.games.magic.public_good import magic_public_good
 from stratagem.games.replay import ReplayError, replay
 from stratagem.games.ultimatum import UltimatumGame
 

@@ -14,7 +14,8 @@ import pytest
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft import (
+from stratagem.games.tradecraft.actions import CraftSpace, ProposalSpace
+from stratagem.games.tradecraft.game import (
     CRAFT,
     DECISION,
     OVER,
@@ -25,8 +26,7 @@ from stratagem.games.tradecraft import (
     TradecraftGame,
     TradecraftState,
 )
-from stratagem.games.tradecraft_actions import CraftSpace, ProposalSpace
-from stratagem.games.tradecraft_rules import floor_hand
+from stratagem.games.tradecraft.rules import floor_hand
 
 M = "minecraft:"
 
@@ -285,7 +285,7 @@ def test_the_study_set_is_the_published_ten_then_the_generated() -> None:
 
     from stratagem.games import settings_data
     from stratagem.games.catalog import expand_settings, get_game
-    from stratagem.games.tradecraft_rules import load_rules
+    from stratagem.games.tradecraft.rules import load_rules
 
     shipped = settings_data.settings("tradecraft-instances")
     published = load_rules().instances_1v1()

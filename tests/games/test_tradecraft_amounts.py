@@ -15,8 +15,8 @@ from stratagem.errors import StratagemError
 from stratagem.games.catalog import check_game_options, get_game
 from stratagem.games.replay import replay
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft import CRAFT, PROPOSAL, TradecraftGame, TradecraftState
-from stratagem.games.tradecraft_rules import MAX_AMOUNT, to_fraction
+from stratagem.games.tradecraft.game import CRAFT, PROPOSAL, TradecraftGame, TradecraftState
+from stratagem.games.tradecraft.rules import MAX_AMOUNT, to_fraction
 
 M = "minecraft:"
 

@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 
-from stratagem.games.tradecraft_instances import (
+from stratagem.games.tradecraft.instances import (
     GeneratorOptions,
     describe_difficulty,
     generate_instances,
     study_set,
 )
-from stratagem.games.tradecraft_instances_search import (
+from stratagem.games.tradecraft.instances_search import (
     chain_length,
     craft_plan,
     min_trades,
     replay,
 )
-from stratagem.games.tradecraft_rules import load_rules
+from stratagem.games.tradecraft.rules import load_rules
 
 RULES = load_rules()
 

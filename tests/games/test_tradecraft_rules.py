@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from stratagem.games.tradecraft_rules import (
+from stratagem.games.tradecraft.rules import (
     INSUFFICIENT_ITEMS,
     INVALID_RECIPE,
     OK,
@@ -291,7 +291,7 @@ def test_instances_ship(rules: TradecraftRules) -> None:
 def test_header_and_licence(rules: TradecraftRules) -> None:
     assert rules.source["commit"] == "17227ea" and rules.source["licence"] == "MIT"
     assert "TradeCraft-team/TradeCraft" in rules.source["repository"]
-    data = resources.files("stratagem.games").joinpath("data")
+    data = resources.files("stratagem.games.tradecraft").joinpath("data")
     licence = data.joinpath("LICENSE-TradeCraft").read_text("utf-8")
     assert licence.startswith("MIT License") and "WangJunqi" in licence
     header = json.loads(gzip.decompress(data.joinpath("tradecraft.json.gz").read_bytes()))
@@ -334,7 +334,11 @@ def test_converter_is_reproducible_and_matches_the_shipped_file() -> None:
     convert = _converter().convert
     first, second = convert(SOURCE), convert(SOURCE)
     assert first == second
-    shipped = resources.files("stratagem.games").joinpath("data/tradecraft.json.gz").read_bytes()
+    shipped = (
+        resources.files("stratagem.games.tradecraft")
+        .joinpath("data/tradecraft.json.gz")
+        .read_bytes()
+    )
     assert first == shipped, "rerun scripts/tradecraft_data.py"
 
 

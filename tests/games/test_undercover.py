@@ -14,8 +14,8 @@ import pytest
 
 from stratagem.errors import StratagemError
 from stratagem.games import Choice, Event, FreeText, IllegalAction, play, settings_data
-from stratagem.games.social_deduction import Clue
-from stratagem.games.undercover import (
+from stratagem.games.magic.social_deduction import Clue
+from stratagem.games.magic.undercover import (
     CLUE_START,
     CORRECT_ACCUSATION,
     EVEN_VOTING,

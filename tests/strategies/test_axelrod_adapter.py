@@ -10,7 +10,7 @@ import pytest
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.tournament import Tournament
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies import (
     Alternator,
     AlwaysCooperate,

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies import (
     SEED003_PATTERNS,
     AlwaysCooperate,

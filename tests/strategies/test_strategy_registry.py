@@ -7,7 +7,7 @@ import random
 import pytest
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies import (
     ALIASES,
     STRATEGIES,

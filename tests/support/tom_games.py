@@ -16,7 +16,7 @@ from pathlib import Path
 
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Event
-from stratagem.games.tradecraft import TradecraftGame, TradecraftState
+from stratagem.games.tradecraft.game import TradecraftGame, TradecraftState
 
 EXPERIMENT = "tom-exp"
 ORDERS = {"V0": 1, "V1": 2, "V2": 3}

@@ -20,8 +20,8 @@ from stratagem.agents.human import MAX_LINE_CHARS
 from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import get_game
 from stratagem.games.spaces import Choice, FreeText, IntegerRange, Shares
-from stratagem.games.tradecraft import TradecraftGame
-from stratagem.games.tradecraft_actions import CraftSpace, DecisionSpace, ProposalSpace
+from stratagem.games.tradecraft.actions import CraftSpace, DecisionSpace, ProposalSpace
+from stratagem.games.tradecraft.game import TradecraftGame
 from stratagem.web.play.forms import move_form
 
 ULTIMATUM = ("ultimatum", "--seat", "0=human", "--seat", "1=plain", "--model",

@@ -63,7 +63,7 @@ from stratagem.agents.questions import (
 from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response
 

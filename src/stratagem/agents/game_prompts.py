@@ -24,9 +24,9 @@ import jinja2
 from stratagem.agents.prompts import prompt_environment
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
-from stratagem.games.cheap_talk import CheapTalkGame
+from stratagem.games.magic.public_good import PublicGoodGame
+from stratagem.games.matrix.cheap_talk import CheapTalkGame
 from stratagem.games.openspiel import OpenSpielGame
-from stratagem.games.public_good import PublicGoodGame
 from stratagem.games.textarena import TextArenaGame
 from stratagem.games.ultimatum import UltimatumGame
 

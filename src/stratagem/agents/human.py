@@ -23,15 +23,15 @@ from collections.abc import Awaitable, Callable, Sequence
 import stratagem.agents.magic.theory_profiles  # noqa: F401  (registers the game-theory profiles)
 from stratagem.agents.base import Agent, Decision
 from stratagem.agents.game_prompts import GamePrompter, prompts_for
-from stratagem.agents.human_tools import desk_for
 from stratagem.agents.magic.chat import speaker
 from stratagem.agents.magic.profiles import profile_for
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.prompts import Prompter
+from stratagem.agents.tom.human_tools import desk_for
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation
 from stratagem.games.chat import seat_name
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 from stratagem.games.spaces import (
     Action,
     ActionSpace,
@@ -41,7 +41,7 @@ from stratagem.games.spaces import (
     IntegerRange,
     Shares,
 )
-from stratagem.games.tradecraft_actions import describe
+from stratagem.games.tradecraft.actions import describe
 
 Ask = Callable[[str], Awaitable[str | None]]
 """Show a prompt, return the line typed (None when the input has ended)."""

@@ -14,7 +14,7 @@ from stratagem.agents.base import Agent, LLMClient
 from stratagem.agents.parsing import InvalidPolicy
 from stratagem.errors import StratagemError
 from stratagem.games.base import Observation
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 
 if TYPE_CHECKING:
     from stratagem.agents.questions import Answer, Question

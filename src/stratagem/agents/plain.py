@@ -35,7 +35,7 @@ from stratagem.agents.prompts import Prompter
 from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message
 

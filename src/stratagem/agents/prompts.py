@@ -41,8 +41,8 @@ from jinja2 import meta
 from stratagem.agents.parsing import quoted_alternatives
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games.base import Observation
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import FORFEIT, RepeatedObservation, Round
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import FORFEIT, RepeatedObservation, Round
 
 OutputFormat = Literal["json", "tag", "choice"]
 HistoryMode = Literal["prompt", "chat"]

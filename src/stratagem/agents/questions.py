@@ -28,7 +28,7 @@ from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.games.base import Observation
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message
 

@@ -21,7 +21,7 @@ from stratagem.agents.base import Agent, LLMClient
 from stratagem.agents.self_consistency import SEED003_SAMPLES, Forkable, SelfConsistentAgent
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games.base import Game
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 
 Builder = Callable[[Any, LLMClient, Game], Agent]
 """(agent settings, model client, game) -> agent. The settings are the experiment file's agent

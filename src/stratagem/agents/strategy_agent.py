@@ -7,7 +7,7 @@ import random
 from stratagem.agents.base import Agent, Decision
 from stratagem.errors import StratagemError
 from stratagem.games.base import Observation
-from stratagem.games.repeated import FORFEIT, RepeatedObservation
+from stratagem.games.matrix.repeated import FORFEIT, RepeatedObservation
 from stratagem.strategies.base import Strategy
 
 

@@ -60,7 +60,7 @@ from stratagem.agents.registry import Architecture, register, repeated_matrix_on
 from stratagem.agents.tools import LawyerTool, build_lawyer
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
-from stratagem.games.repeated import RepeatedObservation
+from stratagem.games.matrix.repeated import RepeatedObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, ToolCall
 

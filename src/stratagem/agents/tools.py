@@ -31,8 +31,8 @@ from stratagem.agents.attitudes import Attitude, suggested_index
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.games.base import Observation
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.solution import TOLERANCE, nash_equilibria
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.solution import TOLERANCE, nash_equilibria
 from stratagem.llm.types import Tool
 
 LAWYER_TOOL_NAME = "call_lawyer"
@@ -152,7 +152,7 @@ def nash_arguments(arguments: Mapping[str, Any]) -> dict[str, float]:
 def nash_advice(years: Mapping[str, float], rng: random.Random) -> tuple[int, bool]:
     """(action index, unique) of the one-shot game given in years: 0 cooperate, 1 defect.
 
-    The game is solved with nashpy (`games.solution.nash_equilibria`) on utilities
+    The game is solved with nashpy (`games.matrix.solution.nash_equilibria`) on utilities
     max(years) - years. If every equilibrium gives this player the same pure action, that is the
     advice; otherwise it is a random choice among the actions some equilibrium plays.
     """

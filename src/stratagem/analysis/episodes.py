@@ -24,7 +24,7 @@ from stratagem.analysis.invalid import (
 )
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord, EventRecord, ResultStore, RoundRecord
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.registry import get_strategy
 
 CHUNK = 500

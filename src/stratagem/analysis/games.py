@@ -15,7 +15,7 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord
 from stratagem.games.catalog import catalog_name, get_stage
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 
 __all__ = ["catalog_name", "is_dilemma", "is_two_by_two", "resolve_game", "try_resolve"]
 

@@ -78,7 +78,7 @@ from numpy.typing import NDArray
 
 from stratagem.errors import StratagemError
 from stratagem.games.catalog import get_stage
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies import COOPERATE, DEFECT, get_strategy
 
 Rule = Callable[[Sequence[int], Sequence[int]], int]

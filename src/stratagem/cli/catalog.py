@@ -14,7 +14,7 @@ from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.games import openspiel, settings_data, textarena
 from stratagem.games.catalog import GAMES, rule_options
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
 
 GAME_COLUMNS = (

@@ -37,7 +37,7 @@ from stratagem.experiments.limits import (
 )
 from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import check_game_options, expand_settings, make_variant
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.llm.reasoning import check_settings
 from stratagem.llm.registry import check_model
 

@@ -28,7 +28,7 @@ from stratagem.games.catalog import (
     split_setting,
 )
 from stratagem.games.libraries import is_library_name
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.games.replay import Move, Replay, ReplayError, replay
 
 _SHOWN = 80

@@ -29,8 +29,8 @@ from stratagem.experiments.lineups import (
 from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.catalog import check_game_options, get_entry, get_game, split_setting
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import RepeatedGame
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from stratagem.agents.registry import check_plays
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ModelEntry, RotationEntry
 from stratagem.games.base import Game
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.llm.reasoning import ANSWER_PARAMS
 from stratagem.strategies.registry import get_game_bot, get_strategy
 

@@ -21,7 +21,7 @@ from stratagem.experiments.limits import (
     check_range,
     check_rounds,
 )
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 from stratagem.strategies.match import MatchResult, play_match
 

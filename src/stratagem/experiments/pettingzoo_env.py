@@ -45,8 +45,8 @@ from stratagem.experiments.pettingzoo_spaces import (
 )
 from stratagem.games.base import Game, State
 from stratagem.games.catalog import get_entry
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import RepeatedGame
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.games.spaces import Action, IllegalAction
 from stratagem.strategies.registry import get_strategy
 

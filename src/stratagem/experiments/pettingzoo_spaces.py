@@ -20,10 +20,10 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from stratagem.games.base import Game, Observation
-from stratagem.games.cost_sharing import CostSharingGame
-from stratagem.games.magic_dilemma import MagicDilemmaGame
-from stratagem.games.public_good import PublicGoodGame
-from stratagem.games.repeated import RepeatedGame, RepeatedObservation
+from stratagem.games.magic.cost_sharing import CostSharingGame
+from stratagem.games.magic.magic_dilemma import MagicDilemmaGame
+from stratagem.games.magic.public_good import PublicGoodGame
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation
 from stratagem.games.spaces import Action, ActionSpace, IllegalAction, Shares
 from stratagem.games.ultimatum import RESPONSES, UltimatumGame
 

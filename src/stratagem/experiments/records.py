@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
 
 Status = Literal["pending", "running", "finished", "failed"]

@@ -28,7 +28,7 @@ from stratagem.experiments.records import (
     player_descriptor,
 )
 from stratagem.experiments.store_base import StoreConnection
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.match import MatchResult
 
 

@@ -20,7 +20,7 @@ from stratagem.experiments.limits import (
     check_rounds,
     check_storable,
 )
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 from stratagem.strategies.match import MatchResult, play_match
 

@@ -16,10 +16,10 @@ from stratagem.games.catalog import (
     rock_paper_scissors,
 )
 from stratagem.games.catalog_entry import CatalogEntry
-from stratagem.games.normal_form import NormalFormGame, OneShotObservation, OneShotState
-from stratagem.games.public_good import PublicGoodGame, PublicGoodObservation, PublicGoodState
-from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState, Round
-from stratagem.games.solution import (
+from stratagem.games.magic.public_good import PublicGoodGame, PublicGoodObservation, PublicGoodState
+from stratagem.games.matrix.normal_form import NormalFormGame, OneShotObservation, OneShotState
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation, RepeatedState, Round
+from stratagem.games.matrix.solution import (
     dominant_action,
     expected_payoffs,
     is_equilibrium,

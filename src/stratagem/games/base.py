@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from stratagem.games.spaces import Action, ActionSpace, IllegalAction
 
 if TYPE_CHECKING:
-    from stratagem.games.normal_form import NormalFormGame
+    from stratagem.games.matrix.normal_form import NormalFormGame
 
 
 @dataclass(frozen=True)

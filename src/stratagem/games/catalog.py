@@ -22,19 +22,19 @@ from stratagem.errors import StratagemError, unknown_name
 from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.catalog_entry import CatalogEntry as CatalogEntry
-from stratagem.games.chameleon import ChameleonGame
-from stratagem.games.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
-from stratagem.games.cost_sharing import CostSharingGame
-from stratagem.games.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
-from stratagem.games.families import rock_paper_scissors as rock_paper_scissors
 from stratagem.games.libraries import is_library_name, library_entry
-from stratagem.games.magic_dilemma import magic_npd3
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.public_good import magic_public_good
-from stratagem.games.tradecraft import DEFAULT_MAX_TURN, TradecraftGame
-from stratagem.games.tradecraft import INSTANCES as TRADECRAFT_INSTANCES
+from stratagem.games.magic.chameleon import ChameleonGame
+from stratagem.games.magic.cost_sharing import CostSharingGame
+from stratagem.games.magic.magic_dilemma import magic_npd3
+from stratagem.games.magic.public_good import magic_public_good
+from stratagem.games.magic.undercover import UndercoverGame
+from stratagem.games.matrix.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
+from stratagem.games.matrix.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
+from stratagem.games.matrix.families import rock_paper_scissors as rock_paper_scissors
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.tradecraft.game import DEFAULT_MAX_TURN, TradecraftGame
+from stratagem.games.tradecraft.game import INSTANCES as TRADECRAFT_INSTANCES
 from stratagem.games.ultimatum import UltimatumGame
-from stratagem.games.undercover import UndercoverGame
 
 
 def _symmetric_tensor(row: ArrayLike) -> NDArray[np.float64]:

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from stratagem.errors import StratagemError, unknown_name
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Classifier, Strategy
 
 PREFIX = "axl:"

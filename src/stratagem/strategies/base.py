@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 
 COOPERATE = 0
 """Index of the cooperative role in a 2-action game."""

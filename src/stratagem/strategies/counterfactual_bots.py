@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Classifier, Strategy
 
 SEED003_PATTERNS: dict[int, tuple[int | str, ...]] = {
@@ -73,7 +73,7 @@ class SingleRoundEquilibrium(Strategy):
         super().reset(stage, player)
         # Imported here so the strategies package does not pull the equilibrium solver (nashpy)
         # into every import.
-        from stratagem.games.solution import symmetric_equilibrium
+        from stratagem.games.matrix.solution import symmetric_equilibrium
 
         # seed-003 §2.2: the mixed NE (PD: always b; SH 6,1,4,2: a w.p. 1/3; RPS: cb/Σ, ac/Σ, ba/Σ).
         sigma = [max(0.0, float(x)) for x in symmetric_equilibrium(stage, selection="mixed")]

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import ClassVar
 
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Classifier, Strategy
 
 

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
 
 

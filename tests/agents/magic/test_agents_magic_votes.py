@@ -21,7 +21,7 @@ from stratagem.agents.magic.vote_parse import (
     strict_vote,
 )
 from stratagem.agents.parsing import ParseError, decide_with_reasks
-from stratagem.games.undercover import UndercoverGame, UndercoverState
+from stratagem.games.magic.undercover import UndercoverGame, UndercoverState
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, Usage
 

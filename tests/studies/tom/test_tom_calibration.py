@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from tom_builders import game, rep
 
-from stratagem.games.tradecraft_rules import load_rules
+from stratagem.games.tradecraft.rules import load_rules
 from stratagem.studies.tom.calibration import (
     auc,
     calibration_by_turn,

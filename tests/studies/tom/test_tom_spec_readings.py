@@ -287,7 +287,7 @@ def test_a_bad_option_is_one_line_naming_it(values: dict[str, object], named: st
 
 
 def test_fractional_amounts_of_a_game_that_allows_them_are_read_not_refused() -> None:
-    """A game played with `fractional_amounts` records fractions as "p/q" (games.tradecraft);
+    """A game played with `fractional_amounts` records fractions as "p/q" (games.tradecraft.game);
     the analysis reads them as the engine does instead of calling the game damaged."""
     from stratagem.studies.tom.extract import _items
 

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stratagem.games.social_deduction import SEATS
+from stratagem.games.magic.social_deduction import SEATS
 
 Verdict = Literal["yes", "no", "not sure"]
 LineStart = Literal["exact", "lenient"]

@@ -9,7 +9,7 @@ each text analysis into a factor matrix F (`analysis_parse`) and updates
 What M decides (§7.2): the Chameleon vote (argmax of the own row), the Chameleon clue target (from
 the column of the owner), and the Undercover self-diagnosis that picks the clue prompt.
 
-Seats are 0-based (as in `games.social_deduction`). Every function returns a new array.
+Seats are 0-based (as in `games.magic.social_deduction`). Every function returns a new array.
 
 Ties. The study's code picks its winners with `np.argsort`, whose sort of three values is stable,
 so an exact tie for the largest value goes to the highest seat (`argsort()[-1]`) and one for the

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from stratagem.agents.magic.belief import Verdict
 from stratagem.agents.magic.texts import render
-from stratagem.games.social_deduction import SEATS
+from stratagem.games.magic.social_deduction import SEATS
 
 
 def _others(seat: int, players: Sequence[str]) -> list[str]:

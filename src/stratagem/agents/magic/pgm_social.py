@@ -75,10 +75,10 @@ from stratagem.agents.magic.profiles import Turn
 from stratagem.agents.parsing import Parser
 from stratagem.agents.questions import Answer
 from stratagem.games.base import Observation
-from stratagem.games.chameleon import ChameleonGame, ChameleonObservation
-from stratagem.games.social_deduction import CLUE, N_SEATS, VOTE, seat_of
+from stratagem.games.magic.chameleon import ChameleonGame, ChameleonObservation
+from stratagem.games.magic.social_deduction import CLUE, N_SEATS, VOTE, seat_of
+from stratagem.games.magic.undercover import UndercoverGame, UndercoverObservation
 from stratagem.games.spaces import Choice
-from stratagem.games.undercover import UndercoverGame, UndercoverObservation
 
 VOTE_NOTE = "pgm-vote"
 """The hidden event that records a PGM Chameleon vote's belief and text choices (`_vote`)."""

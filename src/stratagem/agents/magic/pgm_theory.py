@@ -41,9 +41,9 @@ from stratagem.agents.magic.profiles import Turn
 from stratagem.agents.magic.texts import Wording
 from stratagem.agents.questions import Answer
 from stratagem.games.base import Observation
-from stratagem.games.cost_sharing import PROPOSE, CostSharingGame, CostSharingObservation
-from stratagem.games.magic_dilemma import MagicDilemmaGame
-from stratagem.games.public_good import PublicGoodGame
+from stratagem.games.magic.cost_sharing import PROPOSE, CostSharingGame, CostSharingObservation
+from stratagem.games.magic.magic_dilemma import MagicDilemmaGame
+from stratagem.games.magic.public_good import PublicGoodGame
 from stratagem.games.spaces import Choice
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from stratagem.agents.magic.analysis_parse import (
     parse_undercover_analysis,
 )
 from stratagem.agents.magic.texts import render, text
-from stratagem.games.social_deduction import N_SEATS, SEATS
+from stratagem.games.magic.social_deduction import N_SEATS, SEATS
 
 SocialGame = Literal["chameleon", "undercover"]
 ProbeKind = Literal["consistency", "belief"]

@@ -28,7 +28,7 @@ from stratagem.agents.magic.probes import (
 from stratagem.agents.parsing import ParseError
 from stratagem.agents.questions import Answer
 from stratagem.games.base import Game, Observation
-from stratagem.games.social_deduction import SEATS
+from stratagem.games.magic.social_deduction import SEATS
 
 if TYPE_CHECKING:
     from stratagem.agents.magic.player import MagicPlayer

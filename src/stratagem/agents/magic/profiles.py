@@ -17,9 +17,9 @@ from stratagem.agents.magic.texts import Wording
 from stratagem.agents.magic.vote_parse import VoteParser
 from stratagem.agents.parsing import ParseError, Parser
 from stratagem.games.base import Game, Observation
-from stratagem.games.chameleon import ChameleonGame, ChameleonObservation
+from stratagem.games.magic.chameleon import ChameleonGame, ChameleonObservation
+from stratagem.games.magic.undercover import UndercoverGame
 from stratagem.games.spaces import Choice, FreeText
-from stratagem.games.undercover import UndercoverGame
 
 
 @dataclass(frozen=True)

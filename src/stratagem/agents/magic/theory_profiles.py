@@ -21,9 +21,9 @@ from stratagem.agents.magic.vote_parse import (
 from stratagem.agents.parsing import Parser
 from stratagem.agents.replies import reply_format
 from stratagem.games.base import Observation
-from stratagem.games.cost_sharing import CostSharingGame
-from stratagem.games.magic_dilemma import MagicDilemmaGame
-from stratagem.games.public_good import PublicGoodGame
+from stratagem.games.magic.cost_sharing import CostSharingGame
+from stratagem.games.magic.magic_dilemma import MagicDilemmaGame
+from stratagem.games.magic.public_good import PublicGoodGame
 from stratagem.games.spaces import Choice, IntegerRange, Shares
 
 COST_SHARING_MAX_TOKENS = 256

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from stratagem.agents.parsing import ParseError, quoted_alternatives
-from stratagem.games.social_deduction import SEATS
+from stratagem.games.magic.social_deduction import SEATS
 
 VOTE_TEMPLATE = '"I vote for Player xx."'
 CONTRIBUTION_TEMPLATE = '"I contribute xx"'

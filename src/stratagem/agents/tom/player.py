@@ -41,7 +41,7 @@ from stratagem.agents.tom.reports import (
     read_reports,
     reply_schema,
 )
-from stratagem.agents.tradecraft_tools import (
+from stratagem.agents.tom.tools import (
     CRAFT_TOOLS,
     INFO_TOOLS,
     CraftBench,
@@ -51,7 +51,7 @@ from stratagem.agents.tradecraft_tools import (
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.chat import seat_name
-from stratagem.games.tradecraft import CRAFT, TradecraftGame, TradecraftObservation
+from stratagem.games.tradecraft.game import CRAFT, TradecraftGame, TradecraftObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, Tool
 

@@ -24,7 +24,7 @@ from stratagem.agents.parsing import ParseError
 from stratagem.agents.tom.scores import SCORE_MAX, SCORE_MIN, repair_values
 from stratagem.agents.tom.texts import bare
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import DecisionSpace, ProposalSpace
+from stratagem.games.tradecraft.actions import DecisionSpace, ProposalSpace
 
 ACTION_KEYS = {"proposal": ("offer", "request", "message"), "decision": ("decision", "message")}
 

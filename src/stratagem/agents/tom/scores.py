@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from stratagem.agents.tom.texts import bare
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import item_name
+from stratagem.games.tradecraft.actions import item_name
 
 SCORE_MIN, SCORE_MAX = 0, 10
 Rounding = Literal["half_even", "half_up", "down"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from stratagem.games.tradecraft_actions import PREFIX, describe
+from stratagem.games.tradecraft.actions import PREFIX, describe
 
 INTRO = """\
 You are playing TradeCraft, a trade-and-craft game on Minecraft 1.20 recipes, as {me} against \

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from stratagem.analysis.games import resolve_game
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import EpisodeRecord, RoundRecord
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from stratagem.errors import StratagemError, unknown_name
-from stratagem.games.solution import symmetric_equilibria
+from stratagem.games.matrix.solution import symmetric_equilibria
 from stratagem.studies.counterfactual.ceilings import exploitability
 from stratagem.studies.counterfactual.game import (
     CounterfactualGame,

@@ -48,7 +48,7 @@ from stratagem.studies.magic.replies import Replies, first_replies
 OUTCOME, DECISION, MOVE = "outcome", "decision", "move"
 CONTRIBUTIONS, PAYOUT = "contributions", "payout"
 PGM_VOTE = "pgm-vote"
-"""Event kinds read here (`games/chat.py`, `games/public_good.py`, `experiments/episode.py`,
+"""Event kinds read here (`games/chat.py`, `games/magic/public_good.py`, `experiments/episode.py`,
 and the PGM player's hidden vote note, `agents/magic/pgm_social.VOTE_NOTE`)."""
 
 REPLIED = ("npd3", "public-good")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from stratagem.games.tradecraft_rules import TradecraftRules
+from stratagem.games.tradecraft.rules import TradecraftRules
 from stratagem.studies.tom.records import Group, Items, TomGame, Values
 
 Relevance = Callable[[Items, Sequence[str]], set[str]]

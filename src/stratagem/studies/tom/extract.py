@@ -1,5 +1,5 @@
 """Stored TradeCraft episodes -> `records.TomGame`: everything the ToM metrics read (seed-002
-§3–§7), taken from the events the game writes (`games/tradecraft.py`), the decision and `tom`
+§3–§7), taken from the events the game writes (`games/tradecraft/game.py`), the decision and `tom`
 notes events of the episode loop (`experiments/episode.py`) and the beliefs table.
 
 What the ToM-reporting agent records, per decision of a ToM seat:
@@ -34,8 +34,8 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.records import BeliefRecord, EventRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import item_name
-from stratagem.games.tradecraft_rules import to_fraction
+from stratagem.games.tradecraft.actions import item_name
+from stratagem.games.tradecraft.rules import to_fraction
 from stratagem.studies.tom.options import DEFAULTS, TomOptions
 from stratagem.studies.tom.records import (
     GROUPS,

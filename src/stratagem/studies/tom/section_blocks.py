@@ -17,7 +17,7 @@ from stratagem.analysis.report_views import (
     make_table,
     plot_view,
 )
-from stratagem.games.tradecraft_rules import load_rules
+from stratagem.games.tradecraft.rules import load_rules
 from stratagem.studies.tom.calibration import (
     calibration_points,
     calibration_summary,

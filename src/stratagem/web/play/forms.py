@@ -14,14 +14,14 @@ from typing import Any
 
 from stratagem.games.base import Game, Observation
 from stratagem.games.spaces import ActionSpace, Choice, FreeText, IntegerRange, Shares
-from stratagem.games.tradecraft import TradecraftGame
-from stratagem.games.tradecraft_actions import (
+from stratagem.games.tradecraft.actions import (
     PREFIX,
     CraftSpace,
     DecisionSpace,
     ProposalSpace,
     amount_text,
 )
+from stratagem.games.tradecraft.game import TradecraftGame
 
 Form = dict[str, Any]
 

@@ -1,4 +1,4 @@
-// stratagem view: cheap talk (games/cheap_talk.py; issue 25 item 3). Up to the step shown: each
+// stratagem view: cheap talk (games/matrix/cheap_talk.py; issue 25 item 3). Up to the step shown: each
 // round's messages (the public "messages" event, sent before the round's moves) beside the moves
 // that followed (the round records), then the round table and cumulative payoffs of the
 // "rounds" view. Messages are text nodes: a model's words never become markup.

@@ -1,4 +1,4 @@
-// stratagem view: MAgIC's Cost Sharing (games/cost_sharing.py, seed-004 §3.3; issue 25 item 3).
+// stratagem view: MAgIC's Cost Sharing (games/magic/cost_sharing.py, seed-004 §3.3; issue 25 item 3).
 // Up to the step shown, per negotiation round: each seat's proposal as shares per airline (the
 // "a/b/c" action, in party order) and the seat it voted for; proposals and votes are public
 // (§2). The outcome record (success, agreed proposal, shares) is kept from the seats, so it is
@@ -7,7 +7,7 @@
 
 (() => {
   const { el, fmt, table, eventsUpTo } = window.StratagemViewKit;
-  const PARTIES = ["Airline A", "Airline B", "Airline C"]; // seed-004 §3.3 (games/cost_sharing.py)
+  const PARTIES = ["Airline A", "Airline B", "Airline C"]; // seed-004 §3.3 (games/magic/cost_sharing.py)
 
   const shares = (proposal) => (typeof proposal === "string" ? proposal.split("/") : []);
   const party = (k) => PARTIES[k] || `party ${k + 1}`;

@@ -1,4 +1,4 @@
-// stratagem view: Public Good games (games/public_good.py: MAgIC's moderated game of seed-004
+// stratagem view: Public Good games (games/magic/public_good.py: MAgIC's moderated game of seed-004
 // §3.5 and the plain one; issue 25 item 3). Up to the step shown: each round's contributions per
 // seat (the public "contributions" event, so a round's moves appear once the round is over),
 // each seat's total, the pot so far, and, once the game is over, the payout (pool, share,

@@ -1,4 +1,4 @@
-// stratagem view: TradeCraft (seed-002, games/tradecraft.py; issue 25 item 3). Up to the step
+// stratagem view: TradeCraft (seed-002, games/tradecraft/game.py; issue 25 item 3). Up to the step
 // shown: both hands (the latest public "hands" event), each seat's target where the step's data
 // holds it (a private moderator line), the proposals with their replies, the crafts, the outcome
 // record, and the ToM seats' V0/V1/V2 reports (beliefs of order 0, 1, 2, agents/tom/player.py)
@@ -9,7 +9,7 @@
 (() => {
   const { el, fmt, table, eventsUpTo, upTo, bar } = window.StratagemViewKit;
   const SCORE_MAX = 10; // seed-002 §3.2: reports score each item 0..10
-  const TARGET = "Your target is to craft "; // the private moderator line of games/tradecraft.py
+  const TARGET = "Your target is to craft "; // the private moderator line of games/tradecraft/game.py
 
   const item = (name) => String(name).replace(/^minecraft:/, "");
   const items = (counts) =>

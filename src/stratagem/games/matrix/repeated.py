@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.games.spaces import Action, Choice, IllegalAction
 
 FORFEIT = -1

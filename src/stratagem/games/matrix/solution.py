@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from stratagem.errors import StratagemError, unknown_name
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 
 TOLERANCE = 1e-9
 """Payoff and probability differences below this are floating-point noise, not strategy."""

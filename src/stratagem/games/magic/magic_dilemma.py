@@ -26,9 +26,14 @@ from dataclasses import dataclass, field
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, State
 from stratagem.games.chat import DECIDE, HIDDEN, MOVE, moderator, seat_name, utterance
-from stratagem.games.families import n_player_prisoners_dilemma
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import FORFEIT, RepeatedGame, RepeatedObservation, RepeatedState
+from stratagem.games.matrix.families import n_player_prisoners_dilemma
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import (
+    FORFEIT,
+    RepeatedGame,
+    RepeatedObservation,
+    RepeatedState,
+)
 from stratagem.games.settings_data import setting as load_setting
 from stratagem.games.spaces import Action, Choice
 

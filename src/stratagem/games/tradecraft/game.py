@@ -35,7 +35,7 @@ from stratagem.games import settings_data
 from stratagem.games.base import Event, Game, Observation, State
 from stratagem.games.chat import HIDDEN, OUTCOME, moderator, seat_name, utterance
 from stratagem.games.spaces import Action, ActionSpace, IllegalAction
-from stratagem.games.tradecraft_actions import (
+from stratagem.games.tradecraft.actions import (
     EMPTY_PROPOSAL,
     REJECT,
     Counts,
@@ -47,7 +47,7 @@ from stratagem.games.tradecraft_actions import (
     counts_json,
     describe,
 )
-from stratagem.games.tradecraft_rules import CraftOptions, floor_hand, load_rules, to_fraction
+from stratagem.games.tradecraft.rules import CraftOptions, floor_hand, load_rules, to_fraction
 
 PROPOSAL, DECISION, CRAFT, OVER = "proposal", "decision", "craft", "over"
 WIN, TIE, TIMEOUT = "win", "tie", "timeout"

@@ -1,8 +1,9 @@
 """TradeCraft's Minecraft 1.20 crafting rules: the packaged recipes, tags and fuel, and the exact
 single-step recipe check the game uses (seed-002 §2.2, §2.3, §2.6).
 
-The data come from `games/data/tradecraft.json.gz`, made by `scripts/tradecraft_data.py` from
-TradeCraft's rule set (MIT; `games/data/LICENSE-TradeCraft`); the data header records the source and
+The data come from `games/tradecraft/data/tradecraft.json.gz`, made by
+`scripts/tradecraft_data.py` from TradeCraft's rule set (MIT;
+`games/tradecraft/data/LICENSE-TradeCraft`); the data header records the source and
 every quirk's decision. All amounts are `Fraction`s: crafting allows fractional inputs with integer
 outputs (§2.3; 1 stick from 1/2 plank), and floats would make "exactly the recipe ratio"
 meaningless.
@@ -391,7 +392,7 @@ def _transport_feasible(
 
 @cache
 def _data() -> dict[str, Any]:
-    blob = resources.files("stratagem.games").joinpath(DATA_FILE).read_bytes()
+    blob = resources.files("stratagem.games.tradecraft").joinpath(DATA_FILE).read_bytes()
     data: dict[str, Any] = json.loads(gzip.decompress(blob))
     return data
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations, product
 
-from stratagem.games.tradecraft_rules import Recipe, TradecraftRules, apply_craft
+from stratagem.games.tradecraft.rules import Recipe, TradecraftRules, apply_craft
 
 Hand = tuple[tuple[str, Fraction], ...]  # sorted, positive amounts: a hashable hand
 Goal = tuple[tuple[str, int], ...]

@@ -31,7 +31,7 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.games import settings_data
 from stratagem.games.base import Event, Game, Observation, State
-from stratagem.games.social_deduction import (
+from stratagem.games.magic.social_deduction import (
     CLUE,
     DEFAULT_MAX_CHARS,
     GUESS,

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stratagem.games.base import Event, Game, State
-from stratagem.games.normal_form import NormalFormGame
-from stratagem.games.repeated import RepeatedGame, RepeatedObservation, RepeatedState
+from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation, RepeatedState
 from stratagem.games.spaces import Action, ActionSpace, FreeText
 
 MESSAGE, MOVE = "message", "move"

@@ -30,13 +30,13 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from stratagem.games.tradecraft_instances_search import (
+from stratagem.games.tradecraft.instances_search import (
     craft_plan,
     jointly_craftable,
     min_trades,
     replay,
 )
-from stratagem.games.tradecraft_rules import TradecraftRules, load_rules
+from stratagem.games.tradecraft.rules import TradecraftRules, load_rules
 
 MC = "minecraft:"
 

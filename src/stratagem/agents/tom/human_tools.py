@@ -1,6 +1,6 @@
 """TradeCraft's tools at the terminal (seed-002 §2.6): a person in `stratagem play` may query
 what a model may (`?item`, `?recipes`) and craft step by step (`check`, `apply`, `done`), with
-the same answers, from `tradecraft_tools`; the move sent is the bench's own craft action, so the
+the same answers, from `tools`; the move sent is the bench's own craft action, so the
 game checks it exactly as it checks a typed JSON list. Queries are not attempts at a move.
 """
 
@@ -10,11 +10,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from stratagem.agents.tradecraft_tools import CraftBench, ToolAnswer, run_tool
+from stratagem.agents.tom.tools import CraftBench, ToolAnswer, run_tool
 from stratagem.games.base import Game, Observation
-from stratagem.games.tradecraft import TradecraftGame, TradecraftObservation
-from stratagem.games.tradecraft_actions import CraftSpace, DecisionSpace, ProposalSpace
-from stratagem.games.tradecraft_rules import load_rules
+from stratagem.games.tradecraft.actions import CraftSpace, DecisionSpace, ProposalSpace
+from stratagem.games.tradecraft.game import TradecraftGame, TradecraftObservation
+from stratagem.games.tradecraft.rules import load_rules
 
 HELP = (
     "tools: ?item <name> (an item's recipes, uses and fuel value), "

@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from stratagem.games.spaces import Action, FreeText, IllegalAction
-from stratagem.games.tradecraft_rules import (
+from stratagem.games.tradecraft.rules import (
     AmountBound,
     TradecraftRules,
     apply_craft,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from stratagem.games import tradecraft_actions
 from stratagem.games.spaces import IllegalAction
-from stratagem.games.tradecraft_actions import (
+from stratagem.games.tradecraft import actions as tradecraft_actions
+from stratagem.games.tradecraft.actions import (
     MAX_NAME,
     PREFIX,
     Craft,
@@ -30,7 +30,7 @@ from stratagem.games.tradecraft_actions import (
     describe,
     item_name,
 )
-from stratagem.games.tradecraft_rules import (
+from stratagem.games.tradecraft.rules import (
     OK,
     Recipe,
     Slot,

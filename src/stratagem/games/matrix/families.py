@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from stratagem.errors import StratagemError
-from stratagem.games.normal_form import NormalFormGame
+from stratagem.games.matrix.normal_form import NormalFormGame
 
 
 def rock_paper_scissors(
