@@ -138,7 +138,7 @@ def test_bad_requests_are_refused_in_one_line_and_nothing_is_played(
             assert status == 400
             assert cli_lines[name][2] == f"error: {answer['error']}\n"  # the CLI's very line
         assert call(play, b"{}", "text/plain") == (
-            415, {"error": "a game is requested as application/json"})  # fmt: skip
+            415, {"error": "a game request is sent as application/json"})  # fmt: skip
         assert call(play, b"{not json") == (400, {"error": "the request is not JSON"})
         assert call(plan, b"[1]")[0] == 400
         assert call(play, {**ULTIMATUM, "seed": -1}) == (

@@ -232,4 +232,5 @@
   }
 
   window.StratagemPlayForms = { choice, integer, shares, text, proposal, decision, craft };
+  window.StratagemPlayKit = { el };
 })();

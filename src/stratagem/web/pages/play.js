@@ -8,6 +8,7 @@
 (() => {
   const WAIT_S = 20;
   const FORMS = window.StratagemPlayForms;
+  const { el } = window.StratagemPlayKit; // play-forms.js: text-only DOM building
   const token = location.hash.slice(1);
   const told = document.getElementById("told");
   const movePane = document.getElementById("move");
@@ -26,20 +27,6 @@
     decision: "Your move: accept or reject the proposal.",
     craft: "Your move: craft (check a recipe, apply it, and so on), then done.",
   };
-
-  function el(tag, props, ...kids) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (key === "class") node.className = value;
-      else if (key === "on") {
-        for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
-      } else node[key] = value;
-    }
-    for (const kid of kids.flat(Infinity)) {
-      if (kid !== null && kid !== undefined) node.append(kid instanceof Node ? kid : String(kid));
-    }
-    return node;
-  }
 
   function say(text, cls) {
     status.className = cls || "muted";

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from importlib.resources import files
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,6 +33,30 @@ PAGES = {
 """The only files served: URL path -> packaged file under web/pages/."""
 MAX_BODY = 4 * MAX_LINE_CHARS + 1_000
 """The largest move request read: the longest line, JSON-escaped, and its wrapping."""
+
+
+class Refused(Exception):
+    """A request refused as it is read: its one-line message and its HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def read_json(request: Request, max_bytes: int, what: str) -> Any:
+    """The request's JSON body, read up to `max_bytes` (`what` names it in the refusals): only
+    `application/json`, which a page of another site cannot send without a preflight."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise Refused(f"{what} is sent as application/json", 415)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            raise Refused(f"{what} is at most {max_bytes:,} bytes", 413)
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise Refused("the request is not JSON", 400) from None
 
 
 def build_play_app(seats: Mapping[str, WebSeat], *, token: str | None = None) -> Starlette:
@@ -80,17 +105,11 @@ def seat_routes(seats: Mapping[str, WebSeat], served: Collection[str] = ()) -> l
         seat = seat_of(request)
         if seat is None:
             return error("no such seat; use the link printed for your seat", 404)
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return error("a move is sent as application/json", 415)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                return error(f"a move is at most {MAX_LINE_CHARS:,} characters", 413)
         try:
-            line = json.loads(body)["line"]
-        except (ValueError, TypeError, KeyError):
-            return error('a move is sent as {"line": "..."}', 400)
+            body = await read_json(request, MAX_BODY, "a move")
+        except Refused as exc:
+            return error(str(exc), exc.status)
+        line = body.get("line") if isinstance(body, dict) else None
         if not isinstance(line, str):
             return error('a move is sent as {"line": "..."}', 400)
         try:

@@ -9,7 +9,6 @@ the one line `stratagem play` prints; a game while another is played is 409.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,12 @@ from starlette.routing import Route
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.runner import STORE_FILE
+from stratagem.web.play.app import Refused, read_json
 from stratagem.web.play.launcher import Launcher
 from stratagem.web.server import DataThread, error, json_response
 
 MAX_BODY = 16_000
 """The largest request read: a game, its seats, a model, options."""
-
-
-class _Refused(Exception):
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def play_routes(launcher: Launcher, data: DataThread, token: str | None) -> list[Route]:
@@ -49,7 +43,7 @@ def play_routes(launcher: Launcher, data: DataThread, token: str | None) -> list
     async def plan(request: Request) -> Response:
         try:
             prepared = launcher.prepare(await _body(request))
-        except _Refused as exc:
+        except Refused as exc:
             return error(str(exc), exc.status)
         except StratagemError as exc:
             return error(str(exc), 400)
@@ -69,7 +63,7 @@ def play_routes(launcher: Launcher, data: DataThread, token: str | None) -> list
             prepared = launcher.prepare(body)
             base = str(request.base_url) + (f"?token={token}" if token else "")
             return json_response(launcher.start(prepared, base, confirmed=_confirmed(body)))
-        except _Refused as exc:
+        except Refused as exc:
             return error(str(exc), exc.status)
         except StratagemError as exc:
             return error(str(exc), 400)
@@ -86,18 +80,8 @@ def _confirmed(body: dict[str, Any]) -> bool:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, bounded; `_Refused` with the status otherwise."""
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise _Refused("a game is requested as application/json", 415)
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise _Refused(f"a request is at most {MAX_BODY:,} bytes", 413)
-    try:
-        value = json.loads(body)
-    except ValueError:
-        raise _Refused("the request is not JSON", 400) from None
+    """The request's JSON object, bounded; `Refused` with the status otherwise."""
+    value = await read_json(request, MAX_BODY, "a game request")
     if not isinstance(value, dict):
-        raise _Refused('a game is requested as {"game": ..., "seats": [...]}', 400)
+        raise Refused('a game is requested as {"game": ..., "seats": [...]}', 400)
     return value
