@@ -108,8 +108,15 @@ class FakeOpenAIServer:
         reasoning_tokens: int = 0,
         prompt_tokens: int = PROMPT_TOKENS,
         cached_tokens: int = 0,
+        models: Iterable[str] = ("fake",),
     ) -> None:
         self.pattern = list(pattern)
+        self.models = list(models)
+        """What `GET /v1/models` names (an endpoint pool's health check)."""
+        self.dead = False
+        """Set by `kill()`: every request then gets its connection closed, unanswered."""
+        self.dropped = 0
+        """Chat requests dropped unanswered while dead."""
         unknown = [p for p in self.pattern if p not in BEHAVIOURS]
         if unknown:
             raise ValueError(f"unknown behaviours {unknown}; known: {BEHAVIOURS}")
@@ -153,6 +160,12 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def kill(self) -> None:
+        """Die as a crashed server does: stop listening, and drop the open connections' next
+        requests unanswered (nothing is served, so nothing is paid)."""
+        self.dead = True
+        self.close()
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -188,8 +201,12 @@ class FakeOpenAIServer:
                 self._send(status, json.dumps(body).encode(), headers)
 
             def do_GET(self) -> None:
+                if fake.dead:
+                    self.close_connection = True
+                    return
                 if self.path.rstrip("/").endswith("/models"):
-                    data = {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+                    rows = [{"id": m, "object": "model"} for m in fake.models]
+                    data = {"object": "list", "data": rows}
                     self._send(200, json.dumps(data).encode())
                 else:
                     self._error(404, "not found")
@@ -197,6 +214,11 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if fake.dead:
+                    with fake._lock:
+                        fake.dropped += 1
+                    self.close_connection = True
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._error(404, "not found")
                     return

@@ -28,6 +28,7 @@ from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
+from stratagem.experiments.endpoints import EndpointEntry
 from stratagem.experiments.limits import (
     MAX_CONCURRENCY,
     MAX_REPETITIONS,
@@ -86,6 +87,10 @@ class ModelEntry(Strict):
     embedded default), `local/<path>.gguf`, or `scripted/...` (tests of logic only)."""
     base_url: str | None = None
     """An OpenAI-compatible server's URL for an `openai/` model (vLLM, llama.cpp, Ollama...)."""
+    endpoints: list[EndpointEntry] | None = None
+    """Several servers of this `openai/` model used as one pool, instead of `base_url`: each
+    episode keeps to one while it is healthy, calls move on when one fails (`llm.pool`).
+    `max_concurrency` below still caps the whole pool: raise it to the servers' total."""
     api_key_env: str | None = None
     """The environment variable holding the API key (keys never go in files)."""
     max_concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
@@ -106,6 +111,19 @@ class ModelEntry(Strict):
         if "/" not in value or not value.split("/", 1)[0] or not value.split("/", 1)[1]:
             raise ValueError("must be 'provider/model', e.g. openai/gpt-4o-mini")
         return value
+
+    @model_validator(mode="after")
+    def _endpoints(self) -> ModelEntry:
+        """`endpoints` replaces `base_url`, holds one server at least, and is for openai/ only."""
+        if self.endpoints is None:
+            return self
+        if self.base_url is not None:
+            raise ValueError("give base_url or endpoints, not both")
+        if not self.endpoints:
+            raise ValueError("endpoints is empty; list one server at least")
+        if not self.model.startswith("openai/"):
+            raise ValueError("endpoints are for OpenAI-compatible (openai/...) models only")
+        return self
 
     @model_validator(mode="after")
     def _reasoning_settings(self) -> ModelEntry:

@@ -21,7 +21,7 @@ from stratagem.games.catalog import check_game_options
 E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
 
 CONNECTION = frozenset(
-    {"base_url", "api_key_env", "max_concurrency", "timeout_s", "limits", "price"}
+    {"base_url", "endpoints", "api_key_env", "max_concurrency", "timeout_s", "limits", "price"}
 )
 """How a model is reached and paid for: not part of what its episodes are."""
 

@@ -52,7 +52,7 @@ from stratagem.llm.errors import BudgetExceeded, ModelRefused
 from stratagem.llm.pipeline import CallContext, ModelClient, build_client
 from stratagem.llm.pricing import CacheUse, Price
 from stratagem.llm.ratelimit import Limits, RateLimiter
-from stratagem.llm.registry import ModelConfig
+from stratagem.llm.registry import EndpointConfig, ModelConfig
 from stratagem.llm.retry import RetryPolicy
 from stratagem.llm.types import Request, Response
 
@@ -338,6 +338,9 @@ class Runner:
         config = ModelConfig(
             model=entry.model,
             base_url=entry.base_url,
+            endpoints=None
+            if entry.endpoints is None
+            else tuple(EndpointConfig(**e.model_dump()) for e in entry.endpoints),
             api_key_env=entry.api_key_env,
             timeout_s=entry.timeout_s,
             max_concurrency=entry.max_concurrency,

@@ -11,14 +11,24 @@ from stratagem.errors import StratagemError
 class TransientError(Exception):
     """Worth retrying: rate limited (429), server error (5xx), timeout, connection lost."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         """Seconds the server asked us to wait (Retry-After), if it said."""
+        self.status = status
+        """The HTTP status that caused it, if any (an endpoint pool treats 429 apart)."""
 
 
 class PermanentError(StratagemError):
     """Not worth retrying: bad request, unknown model, missing API key."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status that caused it, if any (an endpoint pool takes a server out on
+        401, 403 and 404, not on a bad request)."""
 
 
 class ModelRefused(PermanentError):

@@ -39,6 +39,7 @@ from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
 from stratagem.llm.reasoning import ANSWER_PARAMS
 from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
+from stratagem.llm.routing import routing_key
 from stratagem.llm.secrets import SecretScrubber
 from stratagem.llm.types import Request, Response
 
@@ -167,7 +168,7 @@ class ModelClient:
             log.info("%s: %s; retry %d in %.1f s", self.model, self._error_text(exc), retry, wait)
 
         async def attempt() -> Response:
-            return await self._attempt(request, sample)
+            return await self._attempt(request, sample, context.episode_id)
 
         try:
             async with self._semaphore if self._semaphore else contextlib.nullcontext():
@@ -220,8 +221,9 @@ class ModelClient:
             self.cache.put(key, self.model, request, response, request_json=request_json)
         return response
 
-    async def _attempt(self, request: Request, sample: int) -> Response:
-        """One try: wait for the quotas, ask the provider, count what it used."""
+    async def _attempt(self, request: Request, sample: int, episode: str | None) -> Response:
+        """One try: wait for the quotas, ask the provider (told the episode, for routing), count
+        what it used."""
         reservation = None
         if self.limiter is not None and self.limits is not None:
             reservation = await self.limiter.acquire(
@@ -231,7 +233,11 @@ class ModelClient:
         try:
             self._check_refused()  # another call may have been refused while this one waited
             self.stats.provider_calls += 1
-            response = await self.provider.complete(request, sample)
+            token = routing_key.set(episode)
+            try:
+                response = await self.provider.complete(request, sample)
+            finally:
+                routing_key.reset(token)
             used = response.usage.total
         except (TimeoutError, ConnectionError) as exc:  # providers should map these; be safe
             raise TransientError(self._error_text(exc)) from exc

@@ -64,6 +64,18 @@ def parse_model(model: str) -> ModelName:
     return ModelName(provider, name)
 
 
+class EndpointConfig(BaseModel):
+    """One server of a model's endpoint pool (`stratagem.llm.pool`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    base_url: str
+    max_concurrency: int | None = Field(default=None, gt=0)
+    """Calls in flight on this server at once (None: no cap of its own)."""
+    api_key_env: str | None = None
+    """Its key's environment variable; None: the model's."""
+
+
 class ModelConfig(BaseModel):
     """Everything about one model that is not the prompt: endpoint, key, prices, quotas, timeouts.
 
@@ -77,6 +89,8 @@ class ModelConfig(BaseModel):
     model: str
     base_url: str | None = None
     """For OpenAI-compatible servers (vLLM, llama.cpp server, Ollama, Mistral...)."""
+    endpoints: tuple[EndpointConfig, ...] | None = None
+    """Several OpenAI-compatible servers of this model, used as one pool instead of `base_url`."""
     api_key_env: str | None = None
     """Name of the environment variable with the API key; None: the provider's usual one."""
     prices: Price | None = None
@@ -142,6 +156,8 @@ def create_provider(config: ModelConfig) -> Provider:
     prefix = config.name.provider
     check_settings(config.model, config.params)
     factory = _FACTORIES.get(prefix) or _builtin_module(prefix).create
+    if config.endpoints:
+        factory = importlib.import_module("stratagem.llm.pool").create
     provider: Provider = factory(config)
     return provider
 

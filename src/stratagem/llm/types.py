@@ -152,10 +152,12 @@ class Response:
     """What the provider's prompt cache saved on this call: its input at the full input rate less
     what it was billed (`cost_usd`); negative where cache writes cost more than reads saved, 0 on
     a replay. The store keeps it in a column of its own, not in `to_json`."""
+    endpoint: str | None = None
+    """The server of an endpoint pool that answered (`stratagem.llm.pool`); None otherwise."""
 
     def to_json(self) -> dict[str, Any]:
         """A fresh dict of plain data, as `dataclasses.asdict` would give (see `Request`), less
-        `saved_usd`."""
+        `saved_usd`, and `endpoint` only when a pool's server answered."""
         return {
             "text": self.text,
             "tool_calls": tuple(c.to_json() for c in self.tool_calls),
@@ -165,4 +167,4 @@ class Response:
             "cost_usd": self.cost_usd,
             "cached": self.cached,
             "model": self.model,
-        }
+        } | ({"endpoint": self.endpoint} if self.endpoint else {})  # absent: records unchanged

@@ -75,13 +75,13 @@ def status_error(
     head = f"HTTP {status} {reason}" if reason else f"HTTP {status}"
     text = redact(f"{model}: {head}: {message}", secret)
     if is_transient_status(status):
-        return TransientError(text, retry_after(headers))
+        return TransientError(text, retry_after(headers), status)
     hint = {
         401: f" (check the API key in {key_env or 'the environment variable'})",
         403: " (the key lacks access to this model or feature)",
         404: " (unknown model or endpoint; check the model name and base_url)",
     }.get(status, "")
-    return PermanentError(text + hint)
+    return PermanentError(text + hint, status)
 
 
 def check_params(model: str, params: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:

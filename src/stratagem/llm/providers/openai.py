@@ -338,6 +338,16 @@ class OpenAIProvider:
                 return str(value[CHOICE_FIELD])
         return match_label(text, labels) or text
 
+    async def model_ids(self) -> list[str]:
+        """The models the server names at `/models` (a pool's health check); aiohttp only."""
+        if self._http is None:
+            raise PermanentError(
+                f"{self.model}: a pool of endpoints needs params.transport aiohttp"
+            )
+        data = await self._http.get("/models")
+        rows = data.get("data") if isinstance(data, dict) else None
+        return [str(r["id"]) for r in rows or () if isinstance(r, dict) and "id" in r]
+
     def secrets(self) -> tuple[str, ...]:
         """The key it sends, for the pipeline to mask (the local-server placeholder is none)."""
         return () if self._key == NO_KEY else (self._key,)

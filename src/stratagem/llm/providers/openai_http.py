@@ -93,10 +93,16 @@ class OpenAIHTTP:
 
     async def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """The decoded JSON reply; raises Transient/PermanentError as the SDK's errors mapped."""
+        return await self._send("POST", path, _BODY_JSON.encode(body).encode("utf-8"))
+
+    async def get(self, path: str) -> Any:
+        """The decoded JSON reply of a GET (`/models`, for a pool's health check)."""
+        return await self._send("GET", path, None)
+
+    async def _send(self, method: str, path: str, payload: bytes | None) -> Any:
         session = self._session_now()
-        payload = _BODY_JSON.encode(body).encode("utf-8")
         try:
-            async with session.post(self.base_url + path, data=payload) as reply:
+            async with session.request(method, self.base_url + path, data=payload) as reply:
                 raw = await reply.read()
                 status, headers = reply.status, reply.headers
         except (TimeoutError, aiohttp.ServerTimeoutError):
