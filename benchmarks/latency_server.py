@@ -10,10 +10,14 @@ never counts as the client's.
   real API's latency varies from call to call (seeded: runs draw the same sequence). A JSON-schema
   `response_format` whose `choice` property is an enum is answered `{"choice": "<first value>"}`;
   any other request gets a short text.
+  With `--max-concurrency N` at most N calls are answered at once and the rest queue, as a
+  model server's batch slots do.
+- `GET /v1/models`: names the model `fake` (an endpoint pool's health check).
 - `GET /stats`: `{"requests": n, "connections": n, "cpu_s": seconds}`: what it served, and its
   own CPU time.
 
     .venv/bin/python benchmarks/latency_server.py --latency 0.2 [--jitter 0.5] [--port 8000]
+                                                  [--max-concurrency 64]
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def _http(status: str, payload: bytes) -> bytes:
 class LatencyServer:
     """The request handler; one instance per server process."""
 
-    def __init__(self, latency: float, jitter: float = 0.0) -> None:
+    def __init__(self, latency: float, jitter: float = 0.0, max_concurrency: int = 0) -> None:
         if not 0 <= jitter < 1:
             raise ValueError(f"jitter must be at least 0 and below 1, not {jitter}")
         self.latency = latency
@@ -96,6 +100,7 @@ class LatencyServer:
         self.random = random.Random(0)
         self.requests = 0
         self.connections = 0
+        self.slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve one keep-alive connection, one request at a time (clients do not pipeline)."""
@@ -130,6 +135,8 @@ class LatencyServer:
                 "cpu_s": time.process_time(),
             }
             return _http("200 OK", json.dumps(stats).encode())
+        if method == "GET" and path.endswith("/models"):
+            return _http("200 OK", b'{"object":"list","data":[{"id":"fake","object":"model"}]}')
         if method != "POST" or not path.endswith("/chat/completions"):
             return _http("404 Not Found", b'{"error":{"message":"not found"}}')
         try:
@@ -140,15 +147,24 @@ class LatencyServer:
             return _http("400 Bad Request", b'{"error":{"message":"expected a JSON object"}}')
         self.requests += 1
         serial = self.requests
-        await asyncio.sleep(self.latency * (1 + self.jitter * self.random.uniform(-1, 1)))
+        delay = self.latency * (1 + self.jitter * self.random.uniform(-1, 1))
+        if self.slots is None:
+            await asyncio.sleep(delay)
+        else:
+            async with self.slots:
+                await asyncio.sleep(delay)
         return _http("200 OK", completion(request, serial))
 
 
 async def serve(
-    latency: float, host: str = "127.0.0.1", port: int = 0, jitter: float = 0.0
+    latency: float,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    jitter: float = 0.0,
+    max_concurrency: int = 0,
 ) -> None:
     """Serve forever; prints `listening on http://host:port/v1` once ready."""
-    handler = LatencyServer(latency, jitter)
+    handler = LatencyServer(latency, jitter, max_concurrency)
     server = await asyncio.start_server(handler.handle, host, port, backlog=4096)
     bound = server.sockets[0].getsockname()
     print(f"listening on http://{bound[0]}:{bound[1]}/v1", flush=True)
@@ -157,9 +173,21 @@ async def serve(
 
 
 @contextlib.contextmanager
-def serving(latency: float, jitter: float = 0.0) -> Iterator[str]:
+def serving(
+    latency: float, jitter: float = 0.0, max_concurrency: int = 0, port: int = 0
+) -> Iterator[str]:
     """Run a server in a child process for the duration; yields its base URL (`.../v1`)."""
-    process = subprocess.Popen(
+    process = start(latency, jitter, max_concurrency, port)
+    try:
+        yield url_of(process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def start(latency: float, jitter: float, max_concurrency: int, port: int) -> subprocess.Popen[str]:
+    """A server's child process (on `port`, 0 for any free one); `url_of` waits for it."""
+    return subprocess.Popen(
         [
             sys.executable,
             __file__,
@@ -168,20 +196,23 @@ def serving(latency: float, jitter: float = 0.0) -> Iterator[str]:
             "--jitter",
             str(jitter),
             "--port",
-            "0",
+            str(port),
+            "--max-concurrency",
+            str(max_concurrency),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline().strip()
-        if not line.startswith("listening on "):
-            raise RuntimeError(f"latency server did not start: {line!r}")
-        yield line.removeprefix("listening on ")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+
+
+def url_of(process: subprocess.Popen[str]) -> str:
+    """The base URL a started server prints once it listens."""
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        process.kill()
+        raise RuntimeError(f"latency server did not start: {line!r}")
+    return line.removeprefix("listening on ")
 
 
 def main() -> None:
@@ -190,13 +221,16 @@ def main() -> None:
     parser.add_argument(
         "--jitter", type=float, default=0.0, help="latency varies by up to this fraction (0-1)"
     )
+    parser.add_argument(
+        "--max-concurrency", type=int, default=0, help="calls answered at once (0: no cap)"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     args = parser.parse_args()
     if not 0 <= args.jitter < 1:
         parser.error(f"--jitter must be at least 0 and below 1, not {args.jitter}")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.latency, args.host, args.port, args.jitter))
+        asyncio.run(serve(args.latency, args.host, args.port, args.jitter, args.max_concurrency))
 
 
 if __name__ == "__main__":

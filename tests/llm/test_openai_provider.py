@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from support.fake_openai import FAULTS, FakeOpenAIServer, completion_body
+from support.llama_server import free_port
+from support.llama_server import llama_server as start_llama_server
 
 from stratagem.llm.errors import PermanentError, TransientError
 from stratagem.llm.pipeline import ModelClient
 from stratagem.llm.pricing import Prices
-from stratagem.llm.providers.local import embedded_model_path
 from stratagem.llm.providers.openai import OpenAIProvider, create
 from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetryPolicy
@@ -35,63 +30,11 @@ MOVES = ("cooperate", "defect")
 KEY = "sk-test-abcdefghijklmnop"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's server on a free port; always stopped, even when a test fails."""
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(embedded_model_path()),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "2048",
-                "--n_threads",
-                "2",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            base_url = f"http://127.0.0.1:{port}/v1"
-            wait_ready(process, base_url + "/models", log_path)
-            yield base_url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def wait_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited early:\n{log_path.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail(f"llama_cpp.server not ready after 90 s:\n{log_path.read_text()[-2000:]}")
+    with start_llama_server(tmp_path_factory.mktemp("llama-server") / "server.log") as url:
+        yield url
 
 
 def ask(provider: OpenAIProvider, request: Request, sample: int = 0) -> Response:

@@ -309,3 +309,36 @@ def test_the_pool_starts_with_the_healthy_servers_and_waits_boundedly_for_none()
 def test_the_recorded_url_never_carries_credentials() -> None:
     assert shown_url("https://user:sk-secret@gpu-3:8000/v1/") == "https://gpu-3:8000/v1"
     assert shown_url("http://gpu-3:8000/v1") == "http://gpu-3:8000/v1"
+
+
+def test_one_outage_cools_a_server_once_and_one_call_probes_it_after() -> None:
+    """Calls in flight when a server dies fail together: that is one failure (a 0.5 s cool-down),
+    not one each (30 s, long after it is back); once cooled, one call probes it, not all."""
+    with FakeOpenAIServer(["ok"], repeat=True) as dying, FakeOpenAIServer(["ok"]) as other:
+        urls = [dying.base_url, other.base_url]
+        episode = key_preferring(dying.base_url, urls)
+
+        async def scenario() -> tuple[int, int, int, int]:
+            pool = pool_of(urls, max_concurrency=8)
+            assert await call(pool, episode) == dying.base_url
+            dying.kill()
+            sent = 0
+            original = pool.endpoints[0].provider.complete
+
+            async def counted(request: Request, sample: int) -> Any:
+                nonlocal sent
+                sent += 1
+                return await original(request, sample)
+
+            pool.endpoints[0].provider.complete = counted  # type: ignore[method-assign]
+            moved = await asyncio.gather(*(call(pool, episode) for _ in range(8)))
+            assert set(moved) == {other.base_url}
+            outage = (sent, pool.endpoints[0].failures)
+            pool.endpoints[0].cool_until = 0.0  # its cool-down is over: probe it
+            await asyncio.gather(*(call(pool, episode) for _ in range(8)))
+            await pool.aclose()
+            return (*outage, sent - outage[0], pool.endpoints[0].failures)
+
+        sent, failures, probes, failures_after = asyncio.run(scenario())
+        assert sent == 8 and failures == 1  # 8 calls failed at once: one outage
+        assert probes == 1 and failures_after == 2  # one probe failed: the cool-down doubles

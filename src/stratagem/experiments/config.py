@@ -91,6 +91,9 @@ class ModelEntry(Strict):
     """Several servers of this `openai/` model used as one pool, instead of `base_url`: each
     episode keeps to one while it is healthy, calls move on when one fails (`llm.pool`).
     `max_concurrency` below still caps the whole pool: raise it to the servers' total."""
+    endpoints_file: str | None = None
+    """Instead of `endpoints`: a file of the pool's URLs, one a line (blank lines and # comments
+    ignored), as a cluster job writes it; read when the run starts, relative to the cwd."""
     api_key_env: str | None = None
     """The environment variable holding the API key (keys never go in files)."""
     max_concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
@@ -114,12 +117,16 @@ class ModelEntry(Strict):
 
     @model_validator(mode="after")
     def _endpoints(self) -> ModelEntry:
-        """`endpoints` replaces `base_url`, holds one server at least, and is for openai/ only."""
-        if self.endpoints is None:
+        """`endpoints` (or `endpoints_file`) replaces `base_url`, holds one server at least, and
+        is for openai/ only."""
+        if self.endpoints is not None and self.endpoints_file is not None:
+            raise ValueError("give endpoints or endpoints_file, not both")
+        if self.endpoints is None and self.endpoints_file is None:
             return self
         if self.base_url is not None:
-            raise ValueError("give base_url or endpoints, not both")
-        if not self.endpoints:
+            pool = "endpoints" if self.endpoints is not None else "endpoints_file"
+            raise ValueError(f"give base_url or {pool}, not both")
+        if self.endpoints is not None and not self.endpoints:
             raise ValueError("endpoints is empty; list one server at least")
         if not self.model.startswith("openai/"):
             raise ValueError("endpoints are for OpenAI-compatible (openai/...) models only")

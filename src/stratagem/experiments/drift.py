@@ -21,8 +21,9 @@ from stratagem.games.catalog import check_game_options
 E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
 
 CONNECTION = frozenset(
-    {"base_url", "endpoints", "api_key_env", "max_concurrency", "timeout_s", "limits", "price"}
-)
+    {"base_url", "endpoints", "endpoints_file", "api_key_env", "max_concurrency", "timeout_s",
+     "limits", "price"}
+)  # fmt: skip
 """How a model is reached and paid for: not part of what its episodes are."""
 
 

@@ -1,11 +1,14 @@
-"""A model entry's `endpoints:`: the servers of one OpenAI-compatible model used as a pool."""
+"""A model entry's `endpoints:` or `endpoints_file:`: the servers of one OpenAI-compatible model
+used as a pool."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stratagem.errors import StratagemError
 from stratagem.experiments.limits import MAX_CONCURRENCY
 
 
@@ -35,3 +38,37 @@ class EndpointEntry(BaseModel):
         if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
             raise ValueError("must be the NAME of an environment variable holding the key")
         return value
+
+
+def pool_of(entry_endpoints: list[EndpointEntry] | None, file: str | None) -> list[EndpointEntry]:
+    """A model entry's servers: its `endpoints`, or its `endpoints_file` read now, when the run
+    starts (a cluster job writes the file after the experiment file)."""
+    return list(entry_endpoints or ()) if file is None else read_endpoints_file(file)
+
+
+def read_endpoints_file(file: str) -> list[EndpointEntry]:
+    """One URL a line, blank lines and `#` comments ignored; a relative path is relative to the
+    current directory, as `output` is. Errors are one line naming the file (and the line)."""
+    path = Path(file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StratagemError(f"endpoints_file {file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise StratagemError(f"endpoints_file {file}: cannot read it ({why})") from None
+    found: list[EndpointEntry] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        url = line.split("#", 1)[0].strip()
+        if not url:
+            continue
+        try:
+            found.append(EndpointEntry(base_url=url))
+        except ValidationError as exc:
+            why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise StratagemError(f"endpoints_file {file}, line {number}: {why}") from None
+    if not found:
+        raise StratagemError(
+            f"endpoints_file {file}: lists no URL (one a line, e.g. http://gpu-3:8000/v1)"
+        )
+    return found

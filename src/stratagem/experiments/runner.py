@@ -35,6 +35,7 @@ from stratagem.experiments.checkpoints import BackgroundCheckpoints
 from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.config import ExperimentConfig, ModelEntry
 from stratagem.experiments.drift import changed_settings
+from stratagem.experiments.endpoints import pool_of
 from stratagem.experiments.episode import play_episode
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, Grid, experiment_id
@@ -338,9 +339,11 @@ class Runner:
         config = ModelConfig(
             model=entry.model,
             base_url=entry.base_url,
-            endpoints=None
-            if entry.endpoints is None
-            else tuple(EndpointConfig(**e.model_dump()) for e in entry.endpoints),
+            endpoints=tuple(
+                EndpointConfig(**e.model_dump())
+                for e in pool_of(entry.endpoints, entry.endpoints_file)
+            )
+            or None,
             api_key_env=entry.api_key_env,
             timeout_s=entry.timeout_s,
             max_concurrency=entry.max_concurrency,

@@ -11,12 +11,14 @@ A model entry's `endpoints:` (issue 26) become one provider the pipeline calls a
   and adding a server moves few episodes; when that server is saturated (its concurrency in
   flight) the least-loaded usable one takes the call.
 - *Failover*: a connection error, timeout, 5xx or malformed reply cools the server down
-  (0.5 s doubling to 30 s, until it answers again) and the call moves at once to a server it has
-  not tried; a 429 halves that server's concurrency (floor 1), and every `RAISE_EVERY` successes
-  give one back up to its cap. These moves are not the pipeline's retries: only when every server
-  has failed this attempt does its last error reach the pipeline, which backs off and retries as
-  for one server (so the attempts a call can make stay bounded). Nothing is charged for a failed
-  attempt (no answer, no usage); the one answer is charged once, by the pipeline.
+  (0.5 s doubling to 30 s, until it answers again; the calls in flight when it failed are one
+  failure, not one each) and the call moves at once to a server it has not tried; once cooled,
+  one call at a time probes it until one succeeds; a 429 halves that server's concurrency
+  (floor 1), and every `RAISE_EVERY` successes give one back up to its cap. These moves are not
+  the pipeline's retries: only when every server has failed this attempt does its last error
+  reach the pipeline, which backs off and retries as for one server (so the attempts a call can
+  make stay bounded). Nothing is charged for a failed attempt (no answer, no usage); the one
+  answer is charged once, by the pipeline.
 - A 401, 403 or 404 takes that server out; when every server is out the call raises a
   `PermanentError` naming each and why, which stops the run.
 
@@ -139,7 +141,7 @@ class EndpointPool:
                 await self._wait(cooled or 0.0)
                 continue
             preferred = max(usable, key=lambda e: rendezvous(key, e.url))
-            roomy = [e for e in usable if e.in_flight < e.limit]
+            roomy = [e for e in usable if e.in_flight < _room(e)]
             if roomy:
                 pick = preferred if preferred in roomy else min(roomy, key=_load)
                 pick.in_flight += 1
@@ -151,10 +153,13 @@ class EndpointPool:
         if exc.status == 429:  # it answered: lower its concurrency, keep it
             endpoint.limit = max(1.0, min(endpoint.limit, endpoint.in_flight) // 2)
             return
+        now = time.monotonic()
+        if endpoint.state == COOLING and now < endpoint.cool_until:
+            return  # a call sent before it cooled down: the same outage, not a longer one
         endpoint.failures += 1
         cool = min(COOL_MAX_S, COOL_BASE_S * 2 ** (endpoint.failures - 1))
         endpoint.state, endpoint.reason = COOLING, str(exc).removeprefix(f"{self.model}: ")
-        endpoint.cool_until = time.monotonic() + cool
+        endpoint.cool_until = now + cool
 
     def _succeeded(self, endpoint: Endpoint) -> None:
         if endpoint.state != OUT:  # taken out by another call meanwhile: it stays out
@@ -251,6 +256,11 @@ class EndpointPool:
             task.cancel()
         for endpoint in self.endpoints:
             await endpoint.provider.aclose()
+
+
+def _room(endpoint: Endpoint) -> float:
+    """Calls it may have in flight: its limit, or one probe while it is cooling down."""
+    return endpoint.limit if endpoint.state == HEALTHY else 1
 
 
 def _load(endpoint: Endpoint) -> float:
