@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from support.cli import cli
+from support.llama_server import free_port
 
 import stratagem
 from stratagem.agents import game_prompts, registry
@@ -148,13 +148,6 @@ def test_the_new_study_guide_adds_a_report_section(
     assert len(namespace["games"]) == 4
     report = next((tmp_path / "results" / "fairness").glob("report-*.html"))
     assert "at least 30%" in report.read_text(encoding="utf-8")  # the --set of the command
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture

@@ -86,3 +86,16 @@ def screenshot(driver: Any, name: str) -> None:
     if os.environ.get("STRATAGEM_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def rendered(page: str) -> str:
+    """The DOM of `page` after its scripts ran, in headless Chromium (skipped without one)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is not installed: the exported pages are not opened in a browser")
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+         "--dump-dom", page],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout

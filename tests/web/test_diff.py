@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from support.browser import chromium, screenshot, serving
+from support.browser import chromium, rendered, screenshot, serving
 from support.cli import cli
 from support.scripted_run import run_scripted
 
@@ -251,19 +249,6 @@ def test_an_exports_pairs_are_only_those_of_its_episodes(
     ) == ["seat-1.js"]
 
 
-def _rendered(page: str) -> str:
-    """The DOM of `page` after its scripts ran, in headless Chromium (skipped without one)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("Chromium is not installed: the exported pages are not opened in a browser")
-    done = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-         "--dump-dom", page],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return done.stdout
-
-
 def test_the_diff_and_compare_pages_open_from_file_urls(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -271,21 +256,21 @@ def test_the_diff_and_compare_pages_open_from_file_urls(
     _export(capsys, out, *map(str, runs))
     exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
     index = (out / "index.html").as_uri()
-    dom = _rendered(f"{index}#/diff")
+    dom = rendered(f"{index}#/diff")
     assert 'class="diff-pair"' in dom and f"(1/{exp_b})" in dom
-    dom = _rendered(f"{index}#/diff/0/{exp_a}/1/{exp_b}")
+    dom = rendered(f"{index}#/diff/0/{exp_a}/1/{exp_b}")
     assert "Diff of two experiments" in dom and "score seat 0" in dom
     assert "(unpaired: A 0, B 2)" in dom and "Cells only in B" in dom and "AlwaysDefect" in dom
     pair = Sources(list(runs)).pairs("0", exp_a)[0]
     episode = pair["a"]["episode"]
-    dom = _rendered(f"{index}#/compare/0/{episode}/1/{pair['b']['episode']}?perspective=seat:1")
+    dom = rendered(f"{index}#/compare/0/{episode}/1/{pair['b']['episode']}?perspective=seat:1")
     assert "Compare two episodes" in dom and (
         "First difference at step" in dom or "the same" in dom
     )
     assert "Error" not in dom
     # The outcome filter runs in the exported page too, over the export's index.
     won = Sources([runs[1]]).episodes("0", exp_b, filters={"outcome": "seat 1 won"})["total"]
-    assert won > 0 and f"Episodes ({won})" in _rendered(
+    assert won > 0 and f"Episodes ({won})" in rendered(
         f"{index}#/x/1/{exp_b}?outcome=seat%201%20won"
     )
 

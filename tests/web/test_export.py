@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import rendered
 from support.chameleon_view import SECRET_WORD, analysis_marker
 from support.cli import cli
 from support.scripted_run import run_scripted
@@ -235,19 +234,6 @@ def test_export_options_without_export_are_refused(
     code, out, err = cli(capsys, "view", str(pd_results), "--max-per-cell", "3")
     assert code == 2 and out == ""
     assert "--max-per-cell: only with --export" in err.strip()
-
-
-def rendered(page: str) -> str:
-    """The DOM of `page` after its scripts ran, in headless Chromium (skipped without one)."""
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("Chromium is not installed: the exported pages are not opened in a browser")
-    done = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-         "--dump-dom", page],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    return done.stdout
 
 
 def test_the_exported_pages_work_from_file_urls_with_their_csp(

@@ -12,9 +12,7 @@ import typer
 
 from stratagem.cli.common import _say, app, err, out
 from stratagem.errors import StratagemError
-
-IDLE = 600.0
-"""With --web: how long a move waits for a page of its seat (a closed tab) by default."""
+from stratagem.web.play import IDLE_SECONDS
 
 
 @app.command()
@@ -53,7 +51,7 @@ def play(
     idle: Annotated[
         float,
         typer.Option(help="With --web: seconds a move waits for a closed page before giving up."),
-    ] = IDLE,
+    ] = IDLE_SECONDS,
 ) -> None:
     """Play a game in the terminal or the browser, in any seat, against agents, strategies or
     other people."""
@@ -62,7 +60,7 @@ def play(
 
     if not web:
         web_only = {"port": port is not None, "open": open_browser,
-                    "host": host != "127.0.0.1", "idle": idle != IDLE}  # fmt: skip
+                    "host": host != "127.0.0.1", "idle": idle != IDLE_SECONDS}  # fmt: skip
         given = [f"--{name}" for name, set_ in web_only.items() if set_]
         if given:
             raise StratagemError(f"{', '.join(given)}: only with --web")
@@ -116,13 +114,11 @@ def _play_web(
     from stratagem.experiments.runner import Runner
     from stratagem.web.play.session import PlaySession, play_served
 
-    if port is not None and not 0 <= port <= 65535:
-        raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
     session = PlaySession(config.games[0], humans, idle)
     runner = Runner(config, console=err, show_progress=False, human=session.player)
     refuse_played(runner.specs, out_dir, seed)
     token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
-    sock = _listen(host, port or 0)
+    sock = _listen(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{sock.getsockname()[1]}/" + (f"?token={token}" if token else "")
     links = session.links(base)

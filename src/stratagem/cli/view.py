@@ -81,12 +81,10 @@ def view(
 
     from stratagem.web.server import build_app
 
-    if port is not None and not 0 <= port <= 65535:
-        raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
     token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
     application = build_app(directories or [DEFAULT], token=token, play=play)
     try:
-        sock = _listen(host, port or 0)
+        sock = _listen(host, port)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{sock.getsockname()[1]}/"
         if token is not None:
@@ -104,8 +102,11 @@ def view(
         application.state.data.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on `host`:`port` (0: a free port); a clear error when it cannot be."""
+def _listen(host: str, port: int | None) -> socket.socket:
+    """A listening socket on `host`:`port` (None: a free port); a clear error when it cannot be."""
+    if port is not None and not 0 <= port <= 65535:
+        raise StratagemError(f"--port {port}: a port is a number from 0 to 65535")
+    port = port or 0
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE

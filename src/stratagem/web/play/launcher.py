@@ -30,11 +30,10 @@ from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import GAMES
 from stratagem.llm.registry import parse_model
 from stratagem.strategies.registry import strategy_names
+from stratagem.web.play import IDLE_SECONDS
 from stratagem.web.play.seat import WebSeat
 from stratagem.web.play.session import PlaySession
 
-IDLE_SECONDS = 600.0
-"""How long a move waits for a page of its seat (a closed tab), as `stratagem play --idle`."""
 FREE_PROVIDERS = frozenset({"scripted", "local"})
 """Models that cost nothing: a game with any other needs `"confirm": true`."""
 KEPT_GAMES = 20
