@@ -5,6 +5,7 @@ Each names its store the same way (`store_paths`): a results directory or its st
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -22,15 +23,28 @@ from stratagem.cli.store_paths import (
     stores_in,
     writing,
 )
+from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
+from stratagem.experiments.endpoint_progress import ENDPOINTS_FILE, read_live_figures
 from stratagem.experiments.lock import writer_active
 from stratagem.experiments.store import ResultStore
+from stratagem.llm.pool_stats import stored_figures
 from stratagem.llm.pricing import CacheUse
 
 INTERRUPTED = "interrupted"
 """How `status` and `show` name an episode stored as running while no process writes."""
 REASONS_SHOWN = 3
 """How many distinct failure reasons `status` prints per experiment."""
+ENDPOINT_COLUMNS = (
+    Col("endpoint", keep=9, wrap=False),
+    Col("model", keep=3),
+    Col("state", keep=8, wrap=False),
+    Col("calls", keep=7, justify="right", wrap=False),
+    Col("errors", keep=6, justify="right", wrap=False),
+    Col("p50", keep=5, justify="right", wrap=False),
+    Col("p95", keep=4, justify="right", wrap=False),
+    Col("tok/s", keep=2, justify="right", wrap=False),
+)
 
 
 @app.command()
@@ -76,7 +90,52 @@ def _status_of(db: ResultStore, path: Path) -> None:
         )
         if reasons:
             _say(out, f"failed because: {listed(reasons, REASONS_SHOWN)}")
+        _print_endpoints(db, experiment.id, path.parent)
         _print_cells(db, experiment.id)
+
+
+def _print_endpoints(db: ResultStore, experiment: str, directory: Path) -> None:
+    """Per server of each endpoint pool, from the stored calls (a call counts once, at the server
+    that answered it, or for one that failed for good, the last it tried): calls, errors, p50
+    and p95 latency, output tokens per second of call; and each server's state as the run last
+    wrote it to endpoints.json, when that run was this experiment's."""
+    servers = stored_figures(db.endpoint_calls(experiment))
+    if not servers:
+        return
+    live = read_live_figures(directory)
+    if live is not None and live.experiment not in (None, experiment):
+        live = None
+    rows = []
+    for (model, url), figures in servers.items():
+        now = live.servers.get((model, url)) if live is not None else None
+        speed = figures.tokens_per_s
+        rows.append(
+            [
+                url,
+                model,
+                now.state if now is not None else "-",
+                f"{figures.calls:,}",
+                f"{figures.errors:,}",
+                "-" if figures.p50_s is None else f"{figures.p50_s:.2f} s",
+                "-" if figures.p95_s is None else f"{figures.p95_s:.2f} s",
+                "-" if speed is None else f"{speed:,.0f}",
+            ]
+        )
+    title = Text(f"{experiment}: calls per endpoint")
+    out.print(fitted_table(ENDPOINT_COLUMNS, rows, out.width, title=title))  # plain Text cells
+    if live is not None:
+        ended = "" if writer_active(directory) else " (run ended)"
+        age = _age(time.time() - live.written_at)
+        _say(out, f"state: as {ENDPOINTS_FILE} said {age} ago{ended}")
+
+
+def _age(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"
 
 
 @app.command()

@@ -36,6 +36,7 @@ from stratagem.experiments.limits import (
     SQLITE_MAX,
     SQLITE_MIN,
 )
+from stratagem.experiments.quotas import LimitsConfig
 from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import check_game_options, expand_settings, make_variant
 from stratagem.games.matrix.normal_form import NormalFormGame
@@ -46,20 +47,6 @@ from stratagem.llm.registry import check_model
 class Strict(BaseModel):
     # "1e309" reads as inf; no setting of an experiment means infinity (or NaN)
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class LimitsConfig(Strict):
-    """A model's rate limits, shared by the run's concurrent tasks and by other processes on the
-    same results directory; none by default."""
-
-    requests_per_minute: int | None = Field(None, ge=1)
-    """Requests per minute."""
-    tokens_per_minute: int | None = Field(None, ge=1)
-    """Tokens (prompt and reply) per minute."""
-    requests_per_day: int | None = Field(None, ge=1)
-    """Requests per day."""
-    tokens_per_day: int | None = Field(None, ge=1)
-    """Tokens (prompt and reply) per day."""
 
 
 class PriceConfig(Strict):
@@ -101,6 +88,9 @@ class ModelEntry(Strict):
     servers; a fast endpoint takes 64-256."""
     timeout_s: float = Field(60.0, gt=0)
     """Seconds a call may take before it is abandoned and retried."""
+    latency_s: float | None = Field(None, gt=0, le=3600)
+    """The expected seconds per call, for the plan's wall-time estimate (`--dry-run`); the
+    median of this directory's paid calls of the model replaces it once there are some."""
     limits: LimitsConfig = LimitsConfig()
     """Rate limits (below)."""
     price: PriceConfig | None = None

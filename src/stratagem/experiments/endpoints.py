@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.limits import MAX_CONCURRENCY
+from stratagem.experiments.quotas import LimitsConfig
 
 
 class EndpointEntry(BaseModel):
@@ -21,6 +22,10 @@ class EndpointEntry(BaseModel):
     """The server's OpenAI-compatible URL, e.g. http://gpu-3:8000/v1."""
     max_concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
     """Calls in flight on this server at once; none of its own by default."""
+    limits: LimitsConfig = LimitsConfig()
+    """This server's own rate limits (the fields of `models[].limits`), on top of the model's
+    and kept per process: a call goes to a server whose quota is free, and waits only when none
+    is (`llm.pool`); none by default."""
     api_key_env: str | None = None
     """Its key's environment variable; the model's `api_key_env` by default."""
 

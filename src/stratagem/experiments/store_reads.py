@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,6 +154,18 @@ class StoreReads(StoreConnection):
         is restarted (detached from it), so its spend still counts there."""
         return {int(r[0]): r[1] for r in self._rows("SELECT id, experiment_id FROM llm_calls")}
 
+    def call_latencies(self) -> dict[str, tuple[float, int]]:
+        """Each model's median seconds per paid call (answered by its provider, not the cache,
+        without error) in the whole file, with the count: the plan's measured latency."""
+        rows = self._rows(
+            "SELECT model, latency_s FROM llm_calls WHERE cached = 0 AND error IS NULL"
+            " AND latency_s IS NOT NULL"
+        )
+        by_model: dict[str, list[float]] = {}
+        for row in rows:
+            by_model.setdefault(row[0], []).append(float(row[1]))
+        return {m: (statistics.median(v), len(v)) for m, v in by_model.items()}
+
     def call_totals(self, experiment_id: str | None = None) -> dict[str, Any]:
         """Counts and sums over model calls: all in the file, or those of one experiment.
 
@@ -190,6 +203,28 @@ class StoreReads(StoreConnection):
             "paid_input_tokens", "cached_input_tokens", "cache_write_tokens", "saved_usd",
         )  # fmt: skip
         return {k: row[k] for k in keys}
+
+    def endpoint_calls(self, experiment_id: str) -> list[tuple[str, str, float | None, int, bool]]:
+        """(model, endpoint, latency_s, output tokens, failed) of each call sent to a server of an
+        endpoint pool (`llm.pool`), cache replays aside: one query (0.4 s for 100,000 calls), the
+        server read by SQLite from the response's JSON, or from a failed call's error text, where
+        the pool names it `[endpoint URL]`."""
+        tag = "'[endpoint '"
+        at = f"instr(c.error, {tag})"
+        rest = f"substr(c.error, {at} + 10)"
+        sql = (
+            "SELECT model, endpoint, latency_s, output_tokens, failed FROM (SELECT c.model,"
+            " CASE WHEN c.error IS NULL THEN json_extract(c.response, '$.endpoint')"
+            f" WHEN {at} > 0 THEN substr({rest}, 1, instr({rest}, ']') - 1) END AS endpoint,"
+            " c.latency_s, COALESCE(c.output_tokens, 0) AS output_tokens,"
+            " c.error IS NOT NULL AS failed FROM llm_calls c"
+            " WHERE c.experiment_id = ? AND c.cached = 0"
+            " AND (c.error IS NOT NULL OR c.response LIKE '%\"endpoint\"%'))"
+            " WHERE endpoint IS NOT NULL AND endpoint != ''"
+        )
+        return [
+            (r[0], r[1], r[2], int(r[3]), bool(r[4])) for r in self._rows(sql, (experiment_id,))
+        ]
 
     def answers(self, episode_id: str) -> list[AnswerRecord]:
         return [

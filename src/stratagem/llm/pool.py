@@ -21,6 +21,13 @@ A model entry's `endpoints:` (issue 26) become one provider the pipeline calls a
   answer is charged once, by the pipeline.
 - A 401, 403 or 404 takes that server out; when every server is out the call raises a
   `PermanentError` naming each and why, which stops the run.
+- *Quotas*: a server's own `limits` (requests and tokens per minute, hour, day) hold for every
+  call of this pool, on top of the model's: a call goes to a usable server whose quota is free
+  (the episode's own first), and waits only when none has one; no server is sent a call over
+  its quota. Their log is this pool's, in memory: shared by all tasks of the process.
+- *Visible*: each server's calls, errors, latencies and output tokens are counted
+  (`llm.pool_stats`); `snapshot()` returns them. An error the pool lets through names its server
+  as `[endpoint URL]` after the model, so a failed call stored names it too.
 
 The server that answered is kept in `Response.endpoint` (stored with the call); it is not part of
 the cache key, so results do not depend on which one answered.
@@ -32,13 +39,16 @@ import asyncio
 import hashlib
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from stratagem.llm.errors import PermanentError, TransientError
+from stratagem.llm.errors import PermanentError, TransientError, scrub_secrets
+from stratagem.llm.pool_stats import EndpointCounters, EndpointFigures, figures
 from stratagem.llm.providers.openai import OpenAIProvider
 from stratagem.llm.providers.openai import create as create_openai
+from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
 from stratagem.llm.routing import routing_key
+from stratagem.llm.secrets import SecretScrubber
 from stratagem.llm.types import Request, Response
 
 if TYPE_CHECKING:
@@ -52,6 +62,11 @@ RAISE_EVERY = 10
 OUT_STATUSES = frozenset({401, 403, 404})
 """Statuses that say this server will never answer this model: bad key, no access, no model."""
 HEALTHY, DOWN, COOLING, OUT = "healthy", "down", "cooling", "out"
+SHOWN_STATE = {HEALTHY: "healthy", COOLING: "cooling", OUT: "out", DOWN: "waiting"}
+"""The state `snapshot()` reports (`pool_stats.STATES`): a server down since its health check is
+one the pool waits for."""
+TAG = "[endpoint "
+"""How an error the pool lets through names its server: `model [endpoint URL]: why`."""
 
 
 @dataclass
@@ -70,6 +85,9 @@ class Endpoint:
     failures: int = 0
     cool_until: float = 0.0
     successes: int = 0
+    limits: Limits = field(default_factory=Limits)
+    """Its own quotas (`EndpointEntry.limits`), on top of the model's."""
+    counters: EndpointCounters = field(default_factory=EndpointCounters)
 
     def usable(self, now: float) -> bool:
         return self.state == HEALTHY or (self.state == COOLING and now >= self.cool_until)
@@ -84,11 +102,18 @@ class EndpointPool:
     """The provider of a model with several servers; see the module docstring."""
 
     def __init__(
-        self, model: str, endpoints: list[Endpoint], health_wait_s: float = HEALTH_WAIT_S
+        self,
+        model: str,
+        endpoints: list[Endpoint],
+        health_wait_s: float = HEALTH_WAIT_S,
+        limiter: RateLimiter | None = None,
     ) -> None:
+        """`limiter` keeps the servers' quotas (a fresh in-memory one by default)."""
         self.model = model
         self.endpoints = endpoints
         self.health_wait_s = health_wait_s
+        quotas = any(not e.limits.unlimited for e in endpoints)
+        self.limiter = RateLimiter() if limiter is None and quotas else limiter
         self._health: asyncio.Task[None] | None = None
         self._rechecks: set[asyncio.Task[None]] = set()
         self._waiters: list[asyncio.Future[None]] = []
@@ -98,34 +123,62 @@ class EndpointPool:
         key = routing_key.get() or (request.messages[0].content if request.messages else "")
         tried: set[str] = set()
         last: Exception | None = None
+        tokens = estimate_tokens(request) if self.limiter is not None else 0
         while True:
-            endpoint = await self._acquire(key, tried)
+            endpoint, reservation = await self._acquire(key, tried, tokens)
             if endpoint is None:  # every live server failed this attempt: the pipeline retries
                 if isinstance(last, TransientError):
                     raise last
                 each = "; ".join(f"{e.url} ({e.state} {e.reason})" for e in self.endpoints)
                 raise TransientError(f"{self.model}: no endpoint can take the call now: {each}")
             tried.add(endpoint.url)
+            used = 0
             try:
                 response = await endpoint.provider.complete(request, sample)
+                used = response.usage.total
             except TransientError as exc:
+                endpoint.counters.failed()
                 self._failed(endpoint, exc)
-                last = exc
+                last = self._tagged(exc, endpoint.url)
                 continue
             except PermanentError as exc:
-                if exc.status not in OUT_STATUSES:
-                    raise  # the request's fault (400): every server would refuse it
+                endpoint.counters.failed()
+                if exc.status not in OUT_STATUSES:  # the request's fault (400): all would refuse
+                    raise self._tagged(exc, endpoint.url) from None
                 self._take_out(endpoint, f"HTTP {exc.status}")
-                last = exc
+                last = self._tagged(exc, endpoint.url)
                 continue
             finally:
                 endpoint.in_flight -= 1
+                if reservation is not None and self.limiter is not None:
+                    self.limiter.record(self._quota_key(endpoint), used, reservation)
                 self._wake()
+            endpoint.counters.answered(response.latency_s, response.usage.output_tokens)
             self._succeeded(endpoint)
             return replace(response, endpoint=endpoint.url)
 
-    async def _acquire(self, key: str, tried: set[str]) -> Endpoint | None:
-        """A server for this call, its slot taken; None when every live one was tried."""
+    def _tagged(self, exc: TransientError | PermanentError, url: str) -> Exception:
+        """`exc` with its server named after the model (`TAG`), for the store and the user."""
+        text = f"{self.model} {TAG}{url}]: {str(exc).removeprefix(f'{self.model}: ')}"
+        if isinstance(exc, TransientError):
+            return TransientError(text, exc.retry_after, exc.status)
+        return PermanentError(text, exc.status)
+
+    def _quota_key(self, endpoint: Endpoint) -> str:
+        return f"{self.model}@{endpoint.url}"
+
+    def _reserve(self, endpoint: Endpoint, tokens: int) -> tuple[int | None, float]:
+        """Its quota for one call: (reservation or None if it has no limits, 0), or (None,
+        seconds until its quota frees) when it is spent."""
+        if self.limiter is None or endpoint.limits.unlimited:
+            return None, 0.0
+        return self.limiter.try_acquire(self._quota_key(endpoint), endpoint.limits, tokens)
+
+    async def _acquire(
+        self, key: str, tried: set[str], tokens: int
+    ) -> tuple[Endpoint | None, int | None]:
+        """A server for this call, its slot and quota taken (with the quota's reservation); None
+        when every live one was tried."""
         while True:
             if all(e.state == OUT for e in self.endpoints):
                 raise PermanentError(self._all_out())
@@ -134,19 +187,26 @@ class EndpointPool:
                 e for e in self.endpoints if e.url not in tried and e.state in (HEALTHY, COOLING)
             ]
             if not left:
-                return None
+                return None, None
             usable = [e for e in left if e.usable(now)]
             cooled = min((e.cool_until - now for e in left if not e.usable(now)), default=None)
             if not usable:  # all cooling: wait for the first to be tried again
                 await self._wait(cooled or 0.0)
                 continue
             preferred = max(usable, key=lambda e: rendezvous(key, e.url))
-            roomy = [e for e in usable if e.in_flight < _room(e)]
-            if roomy:
-                pick = preferred if preferred in roomy else min(roomy, key=_load)
-                pick.in_flight += 1
-                return pick
-            await self._wait(COOL_MAX_S if cooled is None else cooled)  # or a slot frees
+            roomy = sorted(
+                (e for e in usable if e.in_flight < _room(e)),
+                key=lambda e: (e is not preferred, _load(e)),
+            )
+            quota_wait: float | None = None
+            for pick in roomy:  # the episode's own server first, then the least loaded
+                reservation, wait = self._reserve(pick, tokens)
+                if wait <= 0:
+                    pick.in_flight += 1
+                    return pick, reservation
+                quota_wait = wait if quota_wait is None else min(quota_wait, wait)
+            waits = [w for w in (cooled, quota_wait) if w is not None]
+            await self._wait(min(waits, default=COOL_MAX_S))  # or a slot frees
 
     def _failed(self, endpoint: Endpoint, exc: TransientError) -> None:
         endpoint.successes = 0
@@ -247,6 +307,18 @@ class EndpointPool:
             served = ", ".join(ids[:5]) or "none"
             endpoint.state, endpoint.reason = OUT, f"serves {served}, not {wanted}"
 
+    def snapshot(self) -> list[EndpointFigures]:
+        """Each server's figures now, in the configured order; the reasons (server text) without
+        a key, since they are shown and written to endpoints.json."""
+        keys = SecretScrubber(self.secrets())
+        return [
+            figures(
+                e.url, e.counters, SHOWN_STATE[e.state], e.in_flight,
+                scrub_secrets(keys.text(e.reason)),
+            )
+            for e in self.endpoints
+        ]  # fmt: skip
+
     def secrets(self) -> tuple[str, ...]:
         """Every server's key, for the pipeline to mask."""
         return tuple(s for e in self.endpoints for s in e.provider.secrets())
@@ -291,5 +363,12 @@ def create(config: ModelConfig) -> EndpointPool:
             }
         )
         ceiling = float(entry.max_concurrency) if entry.max_concurrency else math.inf
-        endpoints.append(Endpoint(shown_url(entry.base_url), create_openai(one), ceiling, ceiling))
+        url, provider = shown_url(entry.base_url), create_openai(one)
+        endpoints.append(Endpoint(url, provider, ceiling, ceiling, limits=entry.limits))
     return EndpointPool(config.model, endpoints, wait)
+
+
+def preferred(key: str, urls: list[str]) -> str:
+    """The server (of `urls`, as shown) that `key`'s calls go to while every server is healthy
+    and has room: the plan's spread of episodes over a pool (issue 26 item 3)."""
+    return max(urls, key=lambda url: rendezvous(key, url))

@@ -134,6 +134,14 @@ class RateLimiter:
                     self._on_wait(model, wait, reason)
                 await self._sleep(wait)
 
+    def try_acquire(
+        self, model: str, limits: Limits, estimated_tokens: int = 0
+    ) -> tuple[int | None, float]:
+        """`acquire` without waiting: (the reservation, 0) if the request fits every window now,
+        else (None, seconds until it would), for a caller with other places to send it."""
+        reservation, wait, _ = self._try_reserve(model, limits, estimated_tokens)
+        return reservation, wait
+
     def record(self, model: str, tokens: int, reservation: int | None = None) -> None:
         """Count the tokens a call really used (the Sleeper's `update_usage`)."""
         if reservation is not None:

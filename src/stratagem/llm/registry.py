@@ -72,6 +72,8 @@ class EndpointConfig(BaseModel):
     base_url: str
     max_concurrency: int | None = Field(default=None, gt=0)
     """Calls in flight on this server at once (None: no cap of its own)."""
+    limits: Limits = Limits()
+    """This server's own quotas, on top of the model's `limits`."""
     api_key_env: str | None = None
     """Its key's environment variable; None: the model's."""
 
