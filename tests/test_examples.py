@@ -25,6 +25,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("counterfactual-local.yaml", 128),
         # seed-004 §4: 143 games per challenger and architecture, 4 models x 2 architectures.
         ("magic.yaml", 1144),
+        ("magic-cluster.yaml", 1144),  # the same competition, one model on a cluster's servers
         ("magic-local.yaml", 26),
         # seed-002 §10: 4 models x 3 groups x 20 instances = 240 games.
         ("tom.yaml", 240),

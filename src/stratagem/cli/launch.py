@@ -24,6 +24,8 @@ def plan_and_run(
     """The run's summary, or None for a dry run. `where` names the command or file in errors.
     Exit 1 when the person declines, 130 on Ctrl-C (finished episodes are kept)."""
     _say(out, f"plan: {plan.text()}")
+    for line in plan.details():
+        _say(out, line)
     if dry_run:
         return None
     reason = plan.above(confirm)

@@ -22,7 +22,7 @@ E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
 
 CONNECTION = frozenset(
     {"base_url", "endpoints", "endpoints_file", "api_key_env", "max_concurrency", "timeout_s",
-     "limits", "price"}
+     "limits", "price", "latency_s"}
 )  # fmt: skip
 """How a model is reached and paid for: not part of what its episodes are."""
 
