@@ -18,7 +18,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock,pettingzoo,textarena,openspiel]'
+	$(BIN)/pip install --quiet -e '.[dev,axelrod,bedrock,pettingzoo,textarena,openspiel,ray]'
 	touch $(STAMP)
 
 # The quickstart: the embedded model against three strategies on three PD variants (a few minutes).

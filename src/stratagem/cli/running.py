@@ -19,7 +19,20 @@ if TYPE_CHECKING:
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
-    executor: Annotated[str, typer.Option(help="Where episodes run: local.")] = "local",
+    executor: Annotated[
+        str, typer.Option(help="Where episodes run: local (this process) or ray (a Ray cluster).")
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor ray: the cluster (auto, HOST:PORT or ray://HOST:10001); "
+            "without it, a cluster is started on this machine."
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="With --executor ray: worker actors (default: one per node)."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan (episodes, calls, cost) and stop.")
@@ -44,7 +57,16 @@ def run(
     config = load_config(file)
     try:
         check_analysis(config.analysis)
-        runner = Runner(config, executor=executor, console=err, show_progress=progress, force=force)
+        given = {"address": address, "workers": workers}
+        options = {k: v for k, v in given.items() if v is not None}
+        runner = Runner(
+            config,
+            executor=executor,
+            executor_options=options,
+            console=err,
+            show_progress=progress,
+            force=force,
+        )
         plan = runner.plan()
     except StratagemError as exc:
         raise StratagemError(f"{file}: {exc}") from None

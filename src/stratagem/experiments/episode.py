@@ -22,13 +22,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stratagem.agents.base import Agent, Belief, Decision
-from stratagem.experiments.store import ResultStore
+from stratagem.experiments.records import AnswerRecord
+from stratagem.experiments.seating import Seating, seat_agent
 from stratagem.games.base import Event, Game, State
 from stratagem.games.spaces import Action, IllegalAction
+
+if TYPE_CHECKING:
+    from stratagem.experiments.grid import EpisodeSpec
+    from stratagem.experiments.store import ResultStore
 
 DECISION_EVENT = "decision"
 """The hidden event recorded for each acting seat's move at each step (what it played, whether
@@ -39,8 +45,98 @@ HIDDEN: tuple[int, ...] = ()
 """Visibility of what only the record may see."""
 
 
+class EpisodeSink(Protocol):
+    """Where an episode's records go as it plays: the run's `ResultStore`, or on a Ray worker a
+    recorder that streams them to the coordinator (`experiments.distributed`)."""
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def add_event(
+        self,
+        episode_id: str,
+        kind: str,
+        data: Any = None,
+        *,
+        round: int | None = None,
+        player: int | None = None,
+        seq: int | None = None,
+        visible_to: Sequence[int] | None = None,
+    ) -> object: ...
+
+    def add_round(
+        self,
+        episode_id: str,
+        round: int,
+        actions: Sequence[Any],
+        payoffs: Sequence[float] | None = None,
+        valid: bool = True,
+        tokens: Sequence[int | None] | None = None,
+    ) -> None: ...
+
+    def add_answer(
+        self,
+        episode_id: str,
+        round: int | None,
+        player: int,
+        question_id: str,
+        answer: str | None,
+        *,
+        question: str | None = None,
+        parsed: Any = None,
+        correct: bool | None = None,
+    ) -> None: ...
+
+    def add_belief(
+        self,
+        episode_id: str,
+        round: int | None,
+        player: int,
+        order: int,
+        content: Any,
+        *,
+        about_player: int | None = None,
+        score: float | None = None,
+    ) -> None: ...
+
+    def answers(self, episode_id: str) -> list[AnswerRecord]: ...
+
+
+async def play_seats(
+    store: EpisodeSink, spec: EpisodeSpec, seating: Seating
+) -> tuple[list[float], int]:
+    """Play a grid episode already opened in the store (`open_episode`): its seats made into
+    agents, the game to its end. Returns the payoffs and how many answers could not be read
+    (questions, probes, analyses stored as unreadable), which the run counts."""
+    game = spec.build_game()
+    agents = [seat_agent(seat, p, spec.id, seating, game) for p, seat in enumerate(spec.seats)]
+    state = await play_episode(store, spec.id, game, agents, spec.seed)
+    unread = 0
+    if any(agent.debriefs for agent in agents):
+        unread = sum(
+            isinstance(a.parsed, dict) and a.parsed.get("relevant") is False
+            for a in store.answers(spec.id)
+        )
+    return list(state.payoffs()), unread
+
+
+def open_episode(store: ResultStore, experiment: str, spec: EpisodeSpec) -> None:
+    """Store the episode's row and mark it running (clearing an interrupted attempt's rows)."""
+    stage = spec.build_game().matrix()
+    store.add_episode(
+        spec.id,
+        experiment,
+        spec.game,
+        spec.players(),
+        spec.seed,
+        spec=spec.stored(),
+        labels=None if stage is None else [list(ls) for ls in stage.labels],
+        game_payoffs=None if stage is None else stage.payoffs.tolist(),
+    )
+    store.start_episode(spec.id)
+
+
 async def play_episode(
-    store: ResultStore, episode_id: str, game: Game, agents: Sequence[Agent], seed: int
+    store: EpisodeSink, episode_id: str, game: Game, agents: Sequence[Agent], seed: int
 ) -> State:
     """Play one episode to its end, recording every step; returns the final state."""
     state = game.initial_state(seed)
@@ -68,7 +164,7 @@ async def play_episode(
 
 
 async def _debrief(
-    store: ResultStore,
+    store: EpisodeSink,
     episode_id: str,
     state: State,
     agents: Sequence[Agent],
@@ -103,7 +199,7 @@ def _checked(state: State, player: int, decision: Decision) -> Decision:
 
 
 def _record_step(
-    store: ResultStore,
+    store: EpisodeSink,
     episode_id: str,
     t: int,
     decisions: Mapping[int, Decision],
@@ -135,7 +231,7 @@ def _record_step(
     _record_events(store, episode_id, t, [e for e in events if e.kind != ROUND_EVENT])
 
 
-def _record_events(store: ResultStore, episode_id: str, t: int, events: Sequence[Event]) -> None:
+def _record_events(store: EpisodeSink, episode_id: str, t: int, events: Sequence[Event]) -> None:
     """The game's own events, each with its visibility."""
     for e in events:
         visible = None if e.visible_to is None else sorted(e.visible_to)
@@ -143,7 +239,7 @@ def _record_events(store: ResultStore, episode_id: str, t: int, events: Sequence
 
 
 def _record_beliefs(
-    store: ResultStore, episode_id: str, t: int, player: int, beliefs: Sequence[Belief]
+    store: EpisodeSink, episode_id: str, t: int, player: int, beliefs: Sequence[Belief]
 ) -> None:
     for b in beliefs:
         store.add_belief(

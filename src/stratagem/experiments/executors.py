@@ -1,28 +1,29 @@
-"""Where episodes run. `local` runs them as asyncio tasks in this process; the seam lets a later
-executor (Ray) run the same episode function elsewhere."""
+"""Where episodes run. `local` plays them as asyncio tasks in this process; `ray` plays them in
+worker actors on a Ray cluster (`experiments.distributed`). Either way the run's process keeps
+the store, the cache, the budget and the quotas (`RunSession`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Protocol, TypeVar
 
-from stratagem.errors import unknown_name
+from stratagem.errors import StratagemError, unknown_name
+from stratagem.experiments.clients import build_clients
+from stratagem.experiments.endpoint_progress import pools_of
+from stratagem.experiments.episode import play_seats
+from stratagem.experiments.grid import EpisodeSpec
+from stratagem.experiments.run_session import EPISODE_FAILURES, RunSession
+from stratagem.experiments.seating import Seating
 
 T = TypeVar("T")
 
 
 class Executor(Protocol):
-    async def run(
-        self,
-        items: Iterable[T],
-        work: Callable[[T], Awaitable[None]],
-        concurrency: int,
-        stop: asyncio.Event,
-    ) -> None:
-        """Run `work` on every item, at most `concurrency` at once; start no new item once `stop`
-        is set. Items are drawn as they are needed, so a grid of any size takes no memory
-        beyond the episodes in flight."""
+    async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
+        """Play every episode of `todo` (drawn as needed: a grid of any size takes no memory
+        beyond the episodes in flight), at most the file's `concurrency` at once, each opened,
+        ended and recorded through `session`; start none once `session.stop` is set."""
 
 
 STARTS_PER_TURN = 16
@@ -40,6 +41,33 @@ class LocalExecutor:
     `benchmarks/throughput.py`'s runner at 256 episodes (5 alternated runs each): 0.61 -> 0.69
     of the limit; groups of 8 gave 0.66, and one per turn lost the gain to more, shorter turns
     (each with its select and its commit)."""
+
+    async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
+        clients = build_clients(
+            session.models,
+            session.retry,
+            cache=session.cache,
+            limiter=session.limiter,
+            budget=session.budget,
+            recorder=session.record,
+        )
+        session.watch(pools_of(clients))
+        seating = Seating(clients, session.human)
+
+        async def one(spec: EpisodeSpec) -> None:
+            try:
+                session.open(spec)
+                payoffs, unread = await play_seats(session.store, spec, seating)
+            except EPISODE_FAILURES as exc:
+                session.failed(spec, exc)
+            else:
+                session.finished(spec, payoffs, unread)
+
+        try:
+            await self.run(todo, one, session.config.concurrency, session.stop)
+        finally:
+            for client in clients.values():
+                await client.aclose()
 
     async def run(
         self,
@@ -73,10 +101,23 @@ class LocalExecutor:
             raise
 
 
-EXECUTORS: dict[str, Callable[[], Executor]] = {"local": LocalExecutor}
+def _local(address: str | None = None, workers: int | None = None) -> Executor:
+    if address is not None or workers is not None:
+        raise StratagemError("--address and --workers are options of --executor ray")
+    return LocalExecutor()
 
 
-def get_executor(name: str) -> Executor:
+def _ray(address: str | None = None, workers: int | None = None) -> Executor:
+    from stratagem.experiments.distributed.coordinator import RayExecutor
+
+    return RayExecutor(address=address, workers=workers)
+
+
+EXECUTORS: dict[str, Callable[..., Executor]] = {"local": _local, "ray": _ray}
+"""Executors by name, each made from the options `stratagem run` passes (`address`, `workers`)."""
+
+
+def get_executor(name: str, **options: object) -> Executor:
     if name not in EXECUTORS:
         raise unknown_name("executor", name, EXECUTORS)
-    return EXECUTORS[name]()
+    return EXECUTORS[name](**options)

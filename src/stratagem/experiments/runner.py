@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,6 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TextColumn,
     TimeRemainingColumn,
 )
@@ -32,28 +31,28 @@ from rich.table import Column
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
 from stratagem.experiments.checkpoints import BackgroundCheckpoints
+from stratagem.experiments.clients import model_configs
 from stratagem.experiments.commits import TurnCommits
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.drift import changed_settings
-from stratagem.experiments.endpoints import pool_of
-from stratagem.experiments.episode import play_episode
+from stratagem.experiments.endpoint_progress import EndpointProgress, ProgressWithEndpoints
 from stratagem.experiments.executors import get_executor
 from stratagem.experiments.grid import EpisodeSpec, Grid, experiment_id
 from stratagem.experiments.heap import frozen_setup
 from stratagem.experiments.limits import MAX_EPISODES
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.plan import Plan, estimate
+from stratagem.experiments.plan_time import Latency
 from stratagem.experiments.records import EncodedJson, dump_json
-from stratagem.experiments.seating import Seating, seat_agent
+from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Game
 from stratagem.llm.budget import Budget
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import BudgetExceeded, ModelRefused
-from stratagem.llm.pipeline import CallContext, ModelClient, build_client
-from stratagem.llm.pricing import CacheUse, Price
-from stratagem.llm.ratelimit import Limits, RateLimiter
-from stratagem.llm.registry import EndpointConfig, ModelConfig
+from stratagem.llm.pipeline import CallContext
+from stratagem.llm.pricing import CacheUse
+from stratagem.llm.ratelimit import RateLimiter
 from stratagem.llm.retry import RetryPolicy
 from stratagem.llm.types import Request, Response
 
@@ -105,6 +104,7 @@ class Runner:
         config: ExperimentConfig,
         *,
         executor: str = "local",
+        executor_options: Mapping[str, Any] | None = None,
         console: Console | None = None,
         show_progress: bool = True,
         human: Callable[[Game, int], Agent] | None = None,
@@ -112,7 +112,8 @@ class Runner:
     ) -> None:
         """`human` makes the player of a human seat (`stratagem play`); a run from a file has
         none, so its line-ups may not name one. `force` adds the file's episodes to an
-        experiment stored with other settings under the same names (see `drift`)."""
+        experiment stored with other settings under the same names (see `drift`).
+        `executor_options` are the executor's own (`address`, `workers` for `ray`)."""
         self.config = config
         self.grid = Grid(config, humans=human is not None)
         self.size = self.grid.size()
@@ -125,7 +126,7 @@ class Runner:
         self.force = force
         self.summary = RunSummary(experiment_id(config), self.size)
         """What the current (or last) run did so far; read it after an interruption."""
-        self.executor = get_executor(executor)
+        self.executor = get_executor(executor, **(executor_options or {}))
         self.console = console or Console(stderr=True)
         self.show_progress = show_progress
         self.experiment = experiment_id(config)
@@ -144,16 +145,21 @@ class Runner:
         store_file = self.output / STORE_FILE
         done: set[str] = set()
         per_call = None
+        latencies: dict[str, Latency] = {}
         if store_file.is_file():
             with ResultStore(store_file) as store:
                 done = self._finished_ids(store)
                 totals = store.call_totals(self.experiment)
                 paid = totals["calls"] - totals["cached"] - totals["errors"]
                 per_call = totals["paid_tokens"] / paid if paid > 0 else None
+                latencies = {m: Latency(s, n) for m, (s, n) in store.call_latencies().items()}
         finished = sum(spec.id in done for spec in self.grid.specs()) if done else 0
         remaining = self.size - finished
         todo = (spec for spec in self.grid.specs() if spec.id not in done)
-        return estimate(todo, remaining, finished, self.config.models, per_call)
+        return estimate(
+            todo, remaining, finished, self.config.models, per_call,
+            latencies=latencies, concurrency=self.config.concurrency,
+        )  # fmt: skip
 
     def _finished_ids(self, store: ResultStore) -> set[str]:
         """The ids of this experiment's finished episodes: the ones a run skips."""
@@ -211,7 +217,7 @@ class Runner:
         stopped_by_budget = asyncio.Event()
         # One line at 80 columns: the name (never read as markup) and the bar give way first;
         # episodes, ETA and the usage (calls, tokens, cost) are kept whole.
-        progress = Progress(
+        progress = ProgressWithEndpoints(
             TextColumn(
                 "{task.description}",
                 markup=False,
@@ -269,47 +275,46 @@ class Runner:
             if self.show_progress:
                 progress.update(task, usage=_usage_text(summary))
 
-        clients = {
-            entry.name: self._client(entry, cache, limiter, budget, record)
-            for entry in self.config.models
-        }
-        seating = Seating(clients, self.human)
+        def finished(spec: EpisodeSpec, payoffs: list[float], unread: int) -> None:
+            store.finish_episode(spec.id, payoffs)
+            summary.finished += 1
+            summary.unread_answers += unread
+            progress.advance(task)
 
-        async def play(spec: EpisodeSpec) -> None:
-            try:
-                await self._play_episode(store, spec, seating)
-                summary.finished += 1
-            except BudgetExceeded:
+        def failed(spec: EpisodeSpec, exc: StratagemError) -> None:
+            summary.failed += 1
+            if isinstance(exc, BudgetExceeded):
                 store.fail_episode(spec.id, BUDGET_STOPPED)
-                summary.failed += 1
                 stopped_by_budget.set()
                 stop.set()
-            except ModelRefused as exc:  # bad key, unknown model, invalid request: stop the run
+            else:
                 store.fail_episode(spec.id, str(exc))
-                summary.failed += 1
                 summary.errors.append(f"{spec.id}: {exc}")
+            if isinstance(exc, ModelRefused):  # bad key, unknown model: stop the run
                 if summary.stopped is None:
                     summary.stopped = f"model {exc}; no further calls were sent to it"
                 stop.set()
-            except StratagemError as exc:
-                store.fail_episode(spec.id, str(exc))
-                summary.failed += 1
-                summary.errors.append(f"{spec.id}: {exc}")
             progress.advance(task)
 
+        endpoints = EndpointProgress(progress, {}, self.output, self.experiment)
+        session = RunSession(
+            self.experiment, self.config, store, cache, limiter, budget, record,
+            models=model_configs(self.config),
+            retry=RetryPolicy(**self.config.retry.model_dump()),
+            stop=stop, finished=finished, failed=failed, human=self.human, watch=endpoints.watch,
+        )  # fmt: skip
         try:
             with (
                 progress,
+                endpoints,
                 TurnCommits(store.group, cache.group),
                 BackgroundCheckpoints(store.group, cache.group),
             ):
-                await self.executor.run(todo, play, self.config.concurrency, stop)
+                await self.executor.play(todo, session)
             if stopped_by_budget.is_set() and summary.stopped is None:
                 # Said once every call in flight has finished: what was paid in the end.
                 summary.stopped = budget.reached()
         finally:
-            for client in clients.values():
-                await client.aclose()
             cache.close()
             limiter.close()
 
@@ -326,58 +331,6 @@ class Runner:
             spent_usd=paid["paid_usd"],
             spent_tokens=paid["paid_tokens"],
         )
-
-    def _client(
-        self,
-        entry: ModelEntry,
-        cache: ResponseCache,
-        limiter: RateLimiter,
-        budget: Budget,
-        record: Any,
-    ) -> ModelClient:
-        price = Price(**entry.price.model_dump()) if entry.price else None
-        config = ModelConfig(
-            model=entry.model,
-            base_url=entry.base_url,
-            endpoints=tuple(
-                EndpointConfig(**e.model_dump())
-                for e in pool_of(entry.endpoints, entry.endpoints_file)
-            )
-            or None,
-            api_key_env=entry.api_key_env,
-            timeout_s=entry.timeout_s,
-            max_concurrency=entry.max_concurrency,
-            limits=Limits(**entry.limits.model_dump()),
-            prices=price,
-            params=dict(entry.params),
-        )
-        retry = RetryPolicy(**self.config.retry.model_dump())
-        return build_client(
-            config, cache=cache, limiter=limiter, budget=budget, recorder=record, retry=retry,
-        )  # fmt: skip
-
-    async def _play_episode(self, store: ResultStore, spec: EpisodeSpec, seating: Seating) -> None:
-        game = spec.build_game()
-        stage = game.matrix()
-        store.add_episode(
-            spec.id,
-            self.experiment,
-            spec.game,
-            spec.players(),
-            spec.seed,
-            spec=spec.stored(),
-            labels=None if stage is None else [list(ls) for ls in stage.labels],
-            game_payoffs=None if stage is None else stage.payoffs.tolist(),
-        )
-        store.start_episode(spec.id)
-        agents = [seat_agent(seat, p, spec.id, seating, game) for p, seat in enumerate(spec.seats)]
-        state = await play_episode(store, spec.id, game, agents, spec.seed)
-        store.finish_episode(spec.id, list(state.payoffs()))
-        if any(agent.debriefs for agent in agents):
-            self.summary.unread_answers += sum(
-                isinstance(a.parsed, dict) and a.parsed.get("relevant") is False
-                for a in store.answers(spec.id)
-            )
 
 
 def stored_request(

@@ -31,6 +31,11 @@ class Budget:
         self.spent_tokens = spent_tokens
         self.calls = 0
 
+    async def admit(self) -> None:
+        """`check` as the pipeline asks it before a new call: a budget kept elsewhere (a Ray
+        coordinator's) answers over the network, so the pipeline awaits it."""
+        self.check()
+
     def check(self) -> None:
         """Raise `BudgetExceeded` if a cap is reached, saying which and how much was spent."""
         reason = self.reached()

@@ -118,6 +118,11 @@ class ResponseCache:
         payload = f'{_key_head(model)}{request_json},"sample":{int(sample)}}}'
         return hashlib.sha256(payload.encode("utf-8")).hexdigest(), request_json
 
+    async def lookup(self, key: str) -> Response | None:
+        """`get` as the pipeline asks it: an answer cache kept elsewhere (a Ray coordinator's)
+        answers over the network, so the pipeline awaits every lookup."""
+        return self.get(key)
+
     def get(self, key: str) -> Response | None:
         """The stored response, marked `cached=True`; None on a miss."""
         with self._lock:

@@ -24,8 +24,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from stratagem.llm.budget import Budget
-from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import (
     CallFailed,
     ModelRefused,
@@ -41,6 +39,7 @@ from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
 from stratagem.llm.routing import routing_key
 from stratagem.llm.secrets import SecretScrubber
+from stratagem.llm.shared_state import AnswerCache, Quotas, Spending
 from stratagem.llm.types import Request, Response
 
 log = logging.getLogger(__name__)
@@ -88,12 +87,12 @@ class ModelClient:
         self,
         provider: Provider,
         *,
-        cache: ResponseCache | None,
-        limiter: RateLimiter | None,
+        cache: AnswerCache | None,
+        limiter: Quotas | None,
         limits: Limits | None,
         retry: RetryPolicy,
         prices: Prices,
-        budget: Budget | None,
+        budget: Spending | None,
         recorder: CallRecorder | None = None,
         max_concurrency: int | None = None,
         rng: random.Random | None = None,
@@ -109,7 +108,9 @@ class ModelClient:
         self.cache = cache
         self.limits = None if limits is None or limits.unlimited else limits
         # Limits without a shared limiter still hold within this client.
-        self.limiter = limiter if limiter is not None or self.limits is None else RateLimiter()
+        self.limiter: Quotas | None = (
+            limiter if limiter is not None or self.limits is None else RateLimiter()
+        )
         self.retry = retry
         self.prices = prices
         self.budget = budget
@@ -149,7 +150,7 @@ class ModelClient:
         key = request_json = None
         if self.cache is not None:
             key, request_json = self.cache.key_and_request(self._cache_model, request, sample)
-            hit = self.cache.get(key)
+            hit = await self.cache.lookup(key)
             if hit is not None:
                 hit = self._secrets.response(hit)
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
@@ -158,7 +159,7 @@ class ModelClient:
                 return response
         self._check_refused()
         if self.budget is not None:
-            self.budget.check()
+            await self.budget.admit()
         retries = 0
 
         def count(retry: int, exc: TransientError, wait: float) -> None:
@@ -278,9 +279,9 @@ class ModelClient:
 def build_client(
     config: ModelConfig,
     *,
-    cache: ResponseCache | None = None,
-    limiter: RateLimiter | None = None,
-    budget: Budget | None = None,
+    cache: AnswerCache | None = None,
+    limiter: Quotas | None = None,
+    budget: Spending | None = None,
     recorder: CallRecorder | None = None,
     prices: Prices | None = None,
     retry: RetryPolicy | None = None,
