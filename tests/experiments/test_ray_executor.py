@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -205,6 +206,11 @@ def test_a_killed_worker_s_episodes_finish_elsewhere_and_spend_is_counted_once(
     assert 0 <= server.count - paid <= 2
     # Its episodes' earlier calls were answered by the cache when another worker replayed them.
     assert summary.cached_calls > 0
+    print(
+        f"killed worker pid {killed[0]}: {summary.finished} of 8 finished, {summary.calls} calls "
+        f"recorded ({summary.cached_calls} from the cache), {paid} paid rows, server saw "
+        f"{server.count} (uninterrupted: 48)"
+    )
 
 
 def episodes_rounds(db: Path) -> dict[str, Any]:
@@ -358,3 +364,18 @@ def test_bad_executor_options_are_one_line_errors(
     code, _, err = cli(capsys, "run", str(file), *executor, *args, "--dry-run")
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out" / STORE_FILE).exists()
+
+
+def test_an_address_nothing_answers_on_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ray would retry the connection for minutes; the run says why it cannot start."""
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    file = write(tmp_path / "x.yaml", grid(tmp_path / "out"))
+    args = ["--executor", "ray", "--address", f"127.0.0.1:{port}", "--yes", "--no-progress"]
+    code, _, err = cli(capsys, "run", str(file), *args)
+    lines = [line for line in err.strip().splitlines() if not line.startswith("plan:")]
+    assert code == 2 and lines == [f"error: cannot connect to Ray at 127.0.0.1:{port}: "
+                                   "Connection refused"], err  # fmt: skip

@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import re
+import socket
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -98,6 +99,23 @@ def worker_models(models: dict[str, ModelConfig], workers: int) -> dict[str, Mod
     return out
 
 
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str | None) -> None:
+    """A HOST:PORT that nothing answers on, refused in one line now: Ray itself would retry
+    its connection for minutes."""
+    if address is None or address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise StratagemError(f"--address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise StratagemError(f"cannot connect to Ray at {address}: {exc.strerror or exc}") from None
+
+
 @dataclass(eq=False)
 class _Worker:
     handle: Any
@@ -117,6 +135,7 @@ class RayExecutor:
 
     async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
         ray = _ray()
+        _check_reachable(self.address)
         connected_here = not ray.is_initialized()
         if connected_here:
             self._connect(ray)
@@ -263,9 +282,8 @@ class _Dispatch:
         worker.playing.clear()
         self.last_death = death_reason(exc)
         if self.replacements > 0 and (self.again or not self.exhausted):
-            self.replacements -= 1
-            alive = [n["NodeID"] for n in self.ray.nodes() if n.get("Alive")]
-            self._start(alive[len(self.live) % len(alive)] if alive else None)
+            self.replacements -= 1  # on a node of the run's start; Ray places it elsewhere if gone
+            self._start(self.nodes[len(self.live) % len(self.nodes)] if self.nodes else None)
         elif not self.live and (self.again or not self.exhausted):
             raise StratagemError(
                 f"every Ray worker died ({MAX_REPLACEMENTS * self.count} replaced); the last: "

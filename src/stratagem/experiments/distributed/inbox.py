@@ -100,6 +100,7 @@ class Inbox:
         elif isinstance(message, Ask):
             self._answer(message, replies)
         elif isinstance(message, Ended):
+            self._check_episode(message.episode, "an episode's end")
             spec = self._playing.pop(message.episode)
             if message.failure is not None:
                 session.failed(spec, message.failure.error())
