@@ -76,18 +76,15 @@ class EpisodeWorker:
         self._pools = pools_of(self._clients)
         self._name = f"{socket.gethostname()}:{os.getpid()}"
         self._playing: set[asyncio.Task[None]] = set()
+        self._reporting: asyncio.Future[None] | None = None
 
     async def messages(self) -> AsyncIterator[list[Message]]:
         """The stream to the coordinator: it ends once `close` was called and every assigned
         episode has ended."""
-        reporting = asyncio.ensure_future(self._report()) if self._pools else None
+        if self._pools:
+            self._reporting = asyncio.ensure_future(self._report())
         async for batch in self._outbox.batches(lambda: not self._playing):
             yield batch
-        if reporting is not None:
-            reporting.cancel()
-            self._outbox.send(self._figures())  # the last figures, in the stream's last batch
-            async for batch in self._outbox.batches(lambda: True):
-                yield batch
         for client in self._clients.values():
             await client.aclose()
 
@@ -127,7 +124,11 @@ class EpisodeWorker:
         self._outbox.answer(replies)
 
     async def close(self) -> None:
-        """No more episodes will come: end the stream once those playing have ended."""
+        """No more episodes will come: end the stream once those playing have ended (the
+        coordinator says so when none is playing: the pools' figures now are the last)."""
+        if self._reporting is not None:
+            self._reporting.cancel()
+            self._outbox.send(self._figures())
         self._outbox.close()
 
     async def pid(self) -> int:
