@@ -9,8 +9,10 @@ of the model, and both share the machine's cores.
 Part 2, a simulated cluster: N fake OpenAI-compatible servers (`latency_server.py`, 200 ms
 jittered by +-50%, each answering 32 calls at once) in one endpoint pool, played by M Ray
 workers (and by the local executor, M = 0), 32 x N episodes at once: answered calls per second
-as a share of the servers' limit (N x 32 / 0.2 s). On a 2-core machine the coordinator, the
-workers and the servers share the cores, so this shows the overheads, not a cluster's speed.
+as a share of the servers' limit (N x 32 / 0.2 s), and this process's CPU per call (with Ray,
+the coordinator's: what bounds a real cluster's calls per second, whatever its workers). On a
+2-core machine the coordinator, the workers and the servers share the cores, so this shows the
+overheads, not a cluster's speed.
 
     .venv/bin/python benchmarks/ray_executor.py [--skip-quickstart] [--waves 3]
 """
@@ -41,16 +43,17 @@ REPO = Path(__file__).resolve().parents[1]
 LATENCY, JITTER, CAP, ROUNDS = 0.2, 0.5, 32, 5
 
 
-def play(config: ExperimentConfig, workers: int) -> tuple[RunSummary, float]:
-    """One run; `workers` 0 is the local executor."""
+def play(config: ExperimentConfig, workers: int) -> tuple[RunSummary, float, float]:
+    """One run: its summary, wall seconds and this process's CPU seconds (the coordinator's,
+    with Ray); `workers` 0 is the local executor."""
     executor = "ray" if workers else "local"
     options = {"workers": workers} if workers else {}
     runner = Runner(config, executor=executor, executor_options=options, show_progress=False)
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     summary = event_loop.run(runner.run())
     if summary.failed or summary.stopped:
         raise SystemExit(f"the run failed: {summary}")
-    return summary, time.perf_counter() - began
+    return summary, time.perf_counter() - began, time.process_time() - cpu
 
 
 def stored(out: Path) -> dict[str, Any]:
@@ -69,7 +72,7 @@ def quickstart(scratch: Path) -> None:
         out = scratch / f"quickstart-{workers}"
         file = scratch / f"quickstart-{workers}.yaml"
         file.write_text(yaml.safe_dump(data | {"output": str(out)}), encoding="utf-8")
-        summary, wall = play(load_config(file), workers)
+        summary, wall, _ = play(load_config(file), workers)
         results[label] = stored(out)
         print(
             f"  {label:<16} {wall:6.1f} s wall, {summary.calls} calls, "
@@ -98,7 +101,10 @@ def simulated(scratch: Path, waves: int) -> None:
         f"\nPart 2: N servers ({LATENCY * 1000:.0f} ms +-{JITTER:.0%}, {CAP} at once each) x M "
         f"workers; {waves} waves of {CAP} x N episodes of {ROUNDS} rounds"
     )
-    print(f"  {'servers':>7} {'workers':>8} {'calls/s':>8} {'limit':>7} {'share':>6}")
+    print(
+        f"  {'servers':>7} {'workers':>8} {'calls/s':>8} {'limit':>7} {'share':>6} "
+        f"{'this process, CPU ms/call':>26}"
+    )
     for servers in (1, 2, 4):
         processes = [start(LATENCY, JITTER, CAP, 0) for _ in range(servers)]
         try:
@@ -107,10 +113,13 @@ def simulated(scratch: Path, waves: int) -> None:
             for workers in (0, 1, 2, 4):
                 out = scratch / f"sim-{servers}-{workers}"
                 config = pool_config(urls, out, waves * CAP * servers)
-                summary, wall = play(config, workers)
+                summary, wall, cpu = play(config, workers)
                 rate = summary.calls / wall
                 label = "local" if workers == 0 else str(workers)
-                print(f"  {servers:>7} {label:>8} {rate:>8.0f} {limit:>7.0f} {rate / limit:>6.2f}")
+                print(
+                    f"  {servers:>7} {label:>8} {rate:>8.0f} {limit:>7.0f} {rate / limit:>6.2f} "
+                    f"{1000 * cpu / summary.calls:>26.2f}"
+                )
         finally:
             for process in processes:
                 process.terminate()
