@@ -206,10 +206,11 @@ def test_a_killed_worker_s_episodes_finish_elsewhere_and_spend_is_counted_once(
     assert 0 <= server.count - paid <= 2
     # Its episodes' earlier calls were answered by the cache when another worker replayed them.
     assert summary.cached_calls > 0
+    assert len(summary.replayed) == 1 and summary.replayed[0].endswith(" (2 episodes)")
     print(
         f"killed worker pid {killed[0]}: {summary.finished} of 8 finished, {summary.calls} calls "
         f"recorded ({summary.cached_calls} from the cache), {paid} paid rows, server saw "
-        f"{server.count} (uninterrupted: 48)"
+        f"{server.count} (uninterrupted: 48); {summary.replayed}"
     )
 
 

@@ -53,6 +53,12 @@ def plan_and_run(
         f"failed), {summary.tokens:,} tokens, ${summary.cost_usd:.4f}"
         f"{summary.prompt_cache.aside()}, {summary.wall_s:.1f} s",
     )
+    if summary.replayed:
+        _say(
+            out,
+            f"{len(summary.replayed)} worker(s) died, their unfinished episodes played again "
+            f"by others: {'; '.join(summary.replayed)}",
+        )
     if summary.unread_answers:
         _say(
             out,

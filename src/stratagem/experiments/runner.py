@@ -86,6 +86,9 @@ class RunSummary:
     stored as unreadable, counted here instead of a line each while the run plays."""
     stopped: str | None = None
     """Why the run stopped early (a budget), if it did."""
+    replayed: list[str] = field(default_factory=list)
+    """"<why> (<n> episodes)" for every executor worker that died (Ray): its unfinished
+    episodes were played again by others."""
     errors: list[str] = field(default_factory=list)
     """"<episode id>: <why>" for every failed episode."""
 
@@ -302,6 +305,7 @@ class Runner:
             models=model_configs(self.config),
             retry=RetryPolicy(**self.config.retry.model_dump()),
             stop=stop, finished=finished, failed=failed, human=self.human, watch=endpoints.watch,
+            replayed=lambda why, n: summary.replayed.append(f"{why.rstrip('.')} ({n} episodes)"),
         )  # fmt: skip
         try:
             with (

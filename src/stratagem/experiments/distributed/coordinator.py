@@ -279,8 +279,9 @@ class _Dispatch:
         self.live.remove(worker)
         self.owner.handles = [w.handle for w in self.live]
         self.again.extend(worker.playing.values())
-        worker.playing.clear()
         self.last_death = death_reason(exc)
+        self.session.replayed(self.last_death, len(worker.playing))
+        worker.playing.clear()
         if self.replacements > 0 and (self.again or not self.exhausted):
             self.replacements -= 1  # on a node of the run's start; Ray places it elsewhere if gone
             self._start(self.nodes[len(self.live) % len(self.nodes)] if self.nodes else None)
