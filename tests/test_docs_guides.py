@@ -12,16 +12,14 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 import types
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cli import cli
-from support.llama_server import free_port
+from support.llama_server import free_port, stop, wait_ready
 
 import stratagem
 from stratagem.agents import game_prompts, registry
@@ -165,24 +163,10 @@ def guide_server(tmp_path: Path) -> Iterator[int]:
             ["bash", "-c", f"exec {command}"], stdout=log, stderr=subprocess.STDOUT
         )
         try:
-            url = f"http://127.0.0.1:{port}/v1/models"
-            deadline = time.monotonic() + 90
-            while True:
-                assert process.poll() is None, log_path.read_text()[-2000:]
-                assert time.monotonic() < deadline, log_path.read_text()[-2000:]
-                try:
-                    with urllib.request.urlopen(url, timeout=1):
-                        break
-                except OSError:
-                    time.sleep(0.2)
+            wait_ready(process, f"http://127.0.0.1:{port}/v1/models", log_path)
             yield port
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 def test_the_local_server_guide_runs_a_study_on_the_server(

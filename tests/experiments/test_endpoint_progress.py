@@ -66,7 +66,7 @@ def test_lines_and_endpoints_json_show_what_each_server_served(tmp_path: Path) -
         progress.add_task("run", total=1)
 
         async def run() -> None:
-            with EndpointProgress(progress, clients, tmp_path, "exp-1") as shown:
+            with EndpointProgress(progress, pools_of(clients), tmp_path, "exp-1") as shown:
                 written_at_start = read_live_figures(tmp_path)
                 assert written_at_start is not None
                 assert all(f.calls == 0 for f in written_at_start.servers.values())
@@ -100,7 +100,7 @@ def test_nothing_is_shown_or_written_without_a_pool(tmp_path: Path) -> None:
     progress = ProgressWithEndpoints(console=Console(file=io.StringIO()), auto_refresh=False)
 
     async def run() -> None:
-        with EndpointProgress(progress, clients, tmp_path):
+        with EndpointProgress(progress, pools_of(clients), tmp_path):
             pass
 
     asyncio.run(run())

@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 import yaml
 from support.cli import cli
 from support.fake_openai import FakeOpenAIServer
+from support.llama_server import free_port
 from support.ray_cluster import LocalCluster
 from support.slow_openai import SlowOpenAIServer
 
@@ -371,9 +371,7 @@ def test_an_address_nothing_answers_on_is_refused_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Ray would retry the connection for minutes; the run says why it cannot start."""
-    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
+    port = free_port()  # free a moment ago: nothing listens on it
     file = write(tmp_path / "x.yaml", grid(tmp_path / "out"))
     args = ["--executor", "ray", "--address", f"127.0.0.1:{port}", "--yes", "--no-progress"]
     code, _, err = cli(capsys, "run", str(file), *args)

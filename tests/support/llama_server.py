@@ -47,12 +47,17 @@ def llama_server(log_path: Path) -> Iterator[str]:
             wait_ready(process, base_url + "/models", log_path)
             yield base_url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server, killing it if it does not exit within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_ready(process: subprocess.Popen[bytes], url: str, log_path: Path) -> None:

@@ -6,8 +6,8 @@ figures are written every few seconds, and once more at the end, to `endpoints.j
 results directory, so `stratagem status` can show the live state of a running run.
 
     progress = ProgressWithEndpoints(...)       # a rich Progress that shows the lines
-    with progress, EndpointProgress(progress, clients, output, experiment) as endpoints:
-        ...                                      # or clients={} and, once they are built:
+    with progress, EndpointProgress(progress, pools_of(clients), output, experiment) as endpoints:
+        ...                                      # or {} and, once the clients are built:
         endpoints.watch(pools_of(clients))
 """
 
@@ -73,13 +73,13 @@ def pools_of(clients: Mapping[str, ModelClient]) -> dict[str, FiguresSource]:
 
 class EndpointProgress:
     """While it is entered (in a running event loop), keeps `progress`'s endpoint lines and
-    `directory/endpoints.json` up to date with the pools of the clients it watches (`clients`,
-    and those given to `watch` later); shows and writes nothing while none has a pool."""
+    `directory/endpoints.json` up to date with the pools it watches (`pools`, and those given
+    to `watch` later); shows and writes nothing while it has none."""
 
     def __init__(
         self,
         progress: Progress,
-        clients: Mapping[str, ModelClient],
+        pools: Mapping[str, FiguresSource],
         directory: Path,
         experiment: str | None = None,
         *,
@@ -87,7 +87,7 @@ class EndpointProgress:
         write_every_s: float = WRITE_EVERY_S,
     ) -> None:
         self.progress = progress
-        self.pools = pools_of(clients)
+        self.pools = dict(pools)
         self.path = directory / ENDPOINTS_FILE
         self.experiment = experiment
         self.refresh_s = refresh_s

@@ -13,7 +13,7 @@ from stratagem.experiments.clients import build_clients
 from stratagem.experiments.endpoint_progress import pools_of
 from stratagem.experiments.episode import play_seats
 from stratagem.experiments.grid import EpisodeSpec
-from stratagem.experiments.run_session import EPISODE_FAILURES, RunSession
+from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.seating import Seating
 
 T = TypeVar("T")
@@ -58,7 +58,7 @@ class LocalExecutor:
             try:
                 session.open(spec)
                 payoffs, unread = await play_seats(session.store, spec, seating)
-            except EPISODE_FAILURES as exc:
+            except StratagemError as exc:  # the episode's end (`session.failed` sorts it)
                 session.failed(spec, exc)
             else:
                 session.finished(spec, payoffs, unread)

@@ -26,10 +26,6 @@ from stratagem.llm.ratelimit import RateLimiter
 from stratagem.llm.registry import ModelConfig
 from stratagem.llm.retry import RetryPolicy
 
-EPISODE_FAILURES = (StratagemError,)
-"""What ends one episode as failed rather than the run (the budget and a refused model are
-StratagemErrors too: the session's `failed` tells them apart)."""
-
 
 @dataclass
 class RunSession:

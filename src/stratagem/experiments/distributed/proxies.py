@@ -26,7 +26,7 @@ from stratagem.experiments.distributed.messages import (
 )
 from stratagem.experiments.records import AnswerRecord
 from stratagem.llm.cache import ResponseCache
-from stratagem.llm.pipeline import CallContext
+from stratagem.llm.pipeline import CallRecorder
 from stratagem.llm.ratelimit import Limits
 from stratagem.llm.types import Request, Response
 
@@ -230,18 +230,7 @@ class RemoteQuotas:
         self._outbox.send(QuotaUsed(model, tokens, reservation))
 
 
-def recorder(outbox: Outbox) -> Any:
-    """A `CallRecorder` that reports each call to the coordinator's recorder."""
-
-    def record(
-        model: str,
-        context: CallContext,
-        request: Request,
-        response: Response | None,
-        error: str | None,
-        retries: int,
-        request_json: str | None,
-    ) -> None:
-        outbox.send(CallRecord(model, context, request, response, error, retries, request_json))
-
-    return record
+def recorder(outbox: Outbox) -> CallRecorder:
+    """A `CallRecorder` that reports each call to the coordinator's recorder (a `CallRecord`
+    holds the recorder's arguments, in its order)."""
+    return lambda *call: outbox.send(CallRecord(*call))
