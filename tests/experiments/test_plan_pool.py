@@ -103,11 +103,11 @@ def test_an_endpoints_file_not_written_yet_is_said_in_the_plan(
     code, out, _ = cli(capsys, "run", str(path), "--dry-run")
     assert code == 0
     assert "  openai/fake: endpoints_file hosts.txt is not written yet" in out
-    (tmp_path / "hosts.txt").write_text("http://127.0.0.1:9/v1\nnot a url\n", encoding="utf-8")
+    (tmp_path / "hosts.txt").write_text("http://127.0.0.1:9/v1\nnot-a-url\n", encoding="utf-8")
     code, out, err = cli(capsys, "run", str(path), "--dry-run")
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.strip() == (
-        f"error: {path}: endpoints_file hosts.txt, line 2: 'not a url' is not an http(s) URL, "
+        f"error: {path}: endpoints_file hosts.txt, line 2: 'not-a-url' is not an http(s) URL, "
         "e.g. http://gpu-3:8000/v1"
     )
 
@@ -213,5 +213,7 @@ def test_the_cluster_page_shows_the_plan_the_command_prints(
     (tmp_path / "examples" / "magic-cluster.yaml").write_text(example, encoding="utf-8")
     (tmp_path / "endpoints.txt").write_text("\n".join(urls) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
+    for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):  # as the example's comment exports them
+        monkeypatch.setenv(env, "sk-cluster-page-test-0123456789")
     code, out, err = cli(capsys, "run", "examples/magic-cluster.yaml", "--dry-run")
     assert (code, err) == (0, "") and out == shown

@@ -338,7 +338,7 @@ def test_missing_credentials_region_or_a_key_variable_are_one_line_errors(
     with FakeBedrockServer() as server:
         with pytest.raises(PermanentError, match="api_key_env does not apply to Bedrock"):
             create_provider(
-                ModelConfig(model=LLAMA, api_key_env="AWS_SECRET_ACCESS_KEY", base_url="x")
+                ModelConfig(model=LLAMA, api_key_env="AWS_SECRET_ACCESS_KEY", base_url="http://x")
             )
         with pytest.raises(PermanentError, match="unknown params top_k"):
             create_provider(config(LLAMA, server, top_k=5))

@@ -109,7 +109,10 @@ class FakeOpenAIServer:
         prompt_tokens: int = PROMPT_TOKENS,
         cached_tokens: int = 0,
         models: Iterable[str] = ("fake",),
+        port: int = 0,
     ) -> None:
+        """`port`: 0 for any free one; a given one lets a test start the server late, at a URL
+        a client already has."""
         self.pattern = list(pattern)
         self.models = list(models)
         """What `GET /v1/models` names (an endpoint pool's health check)."""
@@ -133,7 +136,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         """The JSON body of each chat request."""
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -1,5 +1,12 @@
 """A model entry's `endpoints:` or `endpoints_file:`: the servers of one OpenAI-compatible model
-used as a pool."""
+used as a pool.
+
+Each URL is checked as any `base_url` is (`llm.server_urls`: http(s), a host, a valid port, no
+credentials). A server listed twice, in any spelling, is refused naming both places rather than
+merged: a list that names one server twice is a mistake (a job that appends its hosts on every
+restart, two entries with different settings) whose fix only its author knows; merged, it
+would hide it. A pool holds at most `MAX_ENDPOINTS` servers.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.limits import MAX_CONCURRENCY
+from stratagem.experiments.limits import MAX_CONCURRENCY, MAX_ENDPOINTS
 from stratagem.experiments.quotas import LimitsConfig
+from stratagem.llm.server_urls import check_url, server_key
 
 
 class EndpointEntry(BaseModel):
@@ -19,7 +27,8 @@ class EndpointEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str
-    """The server's OpenAI-compatible URL, e.g. http://gpu-3:8000/v1."""
+    """The server's OpenAI-compatible URL, e.g. http://gpu-3:8000/v1, checked as a model's
+    `base_url` is."""
     max_concurrency: int | None = Field(None, ge=1, le=MAX_CONCURRENCY)
     """Calls in flight on this server at once; none of its own by default."""
     limits: LimitsConfig = LimitsConfig()
@@ -32,10 +41,7 @@ class EndpointEntry(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        scheme, sep, rest = value.partition("://")
-        if scheme not in ("http", "https") or not sep or not rest.split("/")[0]:
-            raise ValueError(f"'{value}' is not an http(s) URL, e.g. http://gpu-3:8000/v1")
-        return value
+        return check_url(value)
 
     @field_validator("api_key_env")
     @classmethod
@@ -43,6 +49,25 @@ class EndpointEntry(BaseModel):
         if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
             raise ValueError("must be the NAME of an environment variable holding the key")
         return value
+
+
+def check_pool(entries: list[EndpointEntry]) -> None:
+    """Refuse an inline `endpoints:` list with more than `MAX_ENDPOINTS` servers or one server
+    twice: a `ValueError` whose message starts with the field (`endpoints.3: ...`)."""
+    if len(entries) > MAX_ENDPOINTS:
+        raise ValueError(
+            f"endpoints: {len(entries):,} servers, more than the {MAX_ENDPOINTS:,} one pool may "
+            "have (MAX_ENDPOINTS)"
+        )
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        first = seen.setdefault(server_key(entry.base_url), index)
+        if first != index:
+            raise ValueError(f"endpoints.{index}: {_twice(entry.base_url, f'endpoints.{first}')}")
+
+
+def _twice(url: str, first: str) -> str:
+    return f"{url} is {first} again (one server: {server_key(url)}); list each server once"
 
 
 def pool_of(entry_endpoints: list[EndpointEntry] | None, file: str | None) -> list[EndpointEntry]:
@@ -63,15 +88,25 @@ def read_endpoints_file(file: str) -> list[EndpointEntry]:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
         raise StratagemError(f"endpoints_file {file}: cannot read it ({why})") from None
     found: list[EndpointEntry] = []
+    lines: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), 1):
         url = line.split("#", 1)[0].strip()
         if not url:
             continue
+        where = f"endpoints_file {file}, line {number}"
+        if len(found) == MAX_ENDPOINTS:
+            raise StratagemError(
+                f"{where}: more than {MAX_ENDPOINTS:,} servers in one pool (MAX_ENDPOINTS)"
+            )
         try:
-            found.append(EndpointEntry(base_url=url))
+            entry = EndpointEntry(base_url=url)
         except ValidationError as exc:
             why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-            raise StratagemError(f"endpoints_file {file}, line {number}: {why}") from None
+            raise StratagemError(f"{where}: {why}") from None
+        first = lines.setdefault(server_key(url), number)
+        if first != number:
+            raise StratagemError(f"{where}: {_twice(url, f'line {first}')}")
+        found.append(entry)
     if not found:
         raise StratagemError(
             f"endpoints_file {file}: lists no URL (one a line, e.g. http://gpu-3:8000/v1)"

@@ -21,6 +21,14 @@ class TransientError(Exception):
         """The HTTP status that caused it, if any (an endpoint pool treats 429 apart)."""
 
 
+class ConnectionRefused(TransientError):
+    """Nothing listens at the server's address: a wrong host or port, or a server not started.
+
+    Still worth retrying for one call (a server restarting); an endpoint pool whose every server
+    refuses its health check stops at once instead of waiting for servers that may never come.
+    """
+
+
 class PermanentError(StratagemError):
     """Not worth retrying: bad request, unknown model, missing API key."""
 

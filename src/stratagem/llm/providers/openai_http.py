@@ -25,7 +25,7 @@ from typing import Any
 
 import aiohttp
 
-from stratagem.llm.errors import TransientError
+from stratagem.llm.errors import ConnectionRefused, TransientError
 from stratagem.llm.providers._common import redact, status_error
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -108,9 +108,12 @@ class OpenAIHTTP:
         except (TimeoutError, aiohttp.ServerTimeoutError):
             raise TransientError(f"{self.model}: request timed out") from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise TransientError(
-                redact(f"{self.model}: connection error: {exc}", self._key)
-            ) from None
+            refused = isinstance(exc, ConnectionRefusedError) or (
+                isinstance(exc, aiohttp.ClientConnectorError)
+                and isinstance(exc.os_error, ConnectionRefusedError)
+            )
+            kind = ConnectionRefused if refused else TransientError
+            raise kind(redact(f"{self.model}: connection error: {exc}", self._key)) from None
         if status >= 400:
             raise status_error(
                 self.model, status, error_message(raw), headers, self._key, self._key_env

@@ -48,6 +48,7 @@ from stratagem.experiments.limits import MAX_REPETITIONS, check_range, check_sto
 from stratagem.experiments.store import ResultStore
 from stratagem.games import settings_data
 from stratagem.games.catalog import expand_settings, get_entry, split_setting
+from stratagem.llm.server_urls import check_url
 from stratagem.studies.magic.records import SOCIAL_GAMES, SPY_ROLES
 from stratagem.studies.magic.tallies import CREDIT_TOTAL, CREDITS
 
@@ -101,6 +102,11 @@ class BalanceRun:
             raise StratagemError(
                 f"model must be 'provider/model', e.g. openai/gpt-4o-mini; got {self.model!r}"
             )
+        if self.base_url is not None:
+            try:
+                check_url(self.base_url)  # else a model entry's error, or balance.json, shows it
+            except ValueError as exc:
+                raise StratagemError(f"base url: {exc}") from None
         check_range("games per setting", self.games_per_setting, 1, MAX_REPETITIONS)
         check_range("keep", self.keep, 1, MAX_KEEP)
         check_storable("seed", self.seed)
