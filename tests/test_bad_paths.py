@@ -38,7 +38,7 @@ def _args(command: str, out: str, tmp_path: Path) -> tuple[list[str], str]:
     if command == "play":
         return ["play", "dilemma", "--seat", "0=human", "--seat", "1=TitForTat", "--rounds", "1",
                 "--seed", "1", "--out", out], "1\n"  # fmt: skip
-    return ["magic", "balance", "--game", "chameleon", "--model", "scripted/balance",
+    return ["magic", "balance", "--game", "chameleon", "--model", "scripted/first",
             "--games-per-setting", "1", "--yes", "--no-progress", "--output", out], ""  # fmt: skip
 
 

@@ -112,13 +112,14 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_a_large_run_needs_yes_without_a_terminal_and_dry_run_plays_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = cli(
-        capsys, "magic", "balance", "--game", "chameleon", "--model", "scripted/balance",
-        "--output", str(tmp_path), "--games-per-setting", "101",
-    )  # fmt: skip
-    assert code == 2 and "pass --yes to start it" in err
-    assert out.startswith("plan: 2,020 episodes to play")
-    code, out, err = balance(capsys, "scripted/balance", tmp_path, "--game", "chameleon",
-                             "--dry-run")  # fmt: skip
+    with balance_model() as model:
+        code, out, err = cli(
+            capsys, "magic", "balance", "--game", "chameleon", "--model", model,
+            "--output", str(tmp_path), "--games-per-setting", "101",
+        )  # fmt: skip
+        assert code == 2 and "pass --yes to start it" in err
+        assert out.startswith("plan: 2,020 episodes to play")
+        code, out, err = balance(capsys, model, tmp_path, "--game", "chameleon",
+                                 "--dry-run")  # fmt: skip
     assert code == 0 and out.startswith("plan: 40 episodes to play (0 already finished)")
     assert not tmp_path.joinpath(STORE_FILE).exists()

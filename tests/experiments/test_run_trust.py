@@ -72,9 +72,14 @@ def test_a_second_writer_is_refused_with_the_first_ones_pid(
         refused = rf"another stratagem process \(PID {os.getpid()}\)"
         with pytest.raises(StratagemError, match=refused):
             run(path)
-        # Another process is refused the same way, in one line, exit 2.
+        # Another process is refused the same way, in one line, exit 2 (on a built-in script:
+        # it cannot see the one this process registered, and would refuse that first).
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["models"][0]["model"] = "scripted/first"
+        other = tmp_path / "other.yaml"
+        other.write_text(yaml.safe_dump(data), encoding="utf-8")
         done = subprocess.run(
-            [str(Path(sys.executable).with_name("stratagem")), "run", str(path), "--no-progress",
+            [str(Path(sys.executable).with_name("stratagem")), "run", str(other), "--no-progress",
              "--yes"],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip

@@ -94,8 +94,8 @@ def test_parse_reply_recognises_only_offered_tools() -> None:
 def test_unknown_params_and_missing_files_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(PermanentError, match="unknown params bogus"):
         create_provider(ModelConfig(model="local/gemma-3-270m", params={"bogus": 1}))
-    with pytest.raises(PermanentError, match="no such GGUF file"):
-        create_provider(ModelConfig(model=f"local/{tmp_path / 'missing.gguf'}"))
+    with pytest.raises(PermanentError, match="No such file or directory"):
+        create_provider(ModelConfig(model="local/mine", path=str(tmp_path / "missing.gguf")))
 
 
 # --- with the model ----------------------------------------------------------------------------

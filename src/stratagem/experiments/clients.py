@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.endpoints import pool_of
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.llm.pipeline import CallRecorder, ModelClient, build_client
 from stratagem.llm.pricing import Price
 from stratagem.llm.ratelimit import Limits
@@ -31,6 +32,7 @@ def model_config(entry: ModelEntry) -> ModelConfig:
         limits=Limits(**entry.limits.model_dump()),
         prices=price,
         params=dict(entry.params),
+        path=entry.path,
     )
 
 

@@ -20,6 +20,10 @@ T = TypeVar("T")
 
 
 class Executor(Protocol):
+    def check(self) -> None:
+        """Refuse now, with the one-line error `play` would raise, what would keep it from
+        starting (Ray not installed): `Runner.check` asks, for `--dry-run` and the run alike."""
+
     async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
         """Play every episode of `todo` (drawn as needed: a grid of any size takes no memory
         beyond the episodes in flight), at most the file's `concurrency` at once, each opened,
@@ -41,6 +45,9 @@ class LocalExecutor:
     `benchmarks/throughput.py`'s runner at 256 episodes (5 alternated runs each): 0.61 -> 0.69
     of the limit; groups of 8 gave 0.66, and one per turn lost the gain to more, shorter turns
     (each with its select and its commit)."""
+
+    def check(self) -> None:
+        """Nothing to check: this process plays."""
 
     async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
         clients = build_clients(

@@ -2,9 +2,11 @@
 
 Provider modules are imported only when a model of theirs is used, so running the scripted or local
 model never needs the OpenAI or Anthropic client libraries installed. A provider module exposes
-`create(config: ModelConfig) -> Provider`, and may expose `check(name: str) -> None`, which refuses
-what `create` would without side effects (`check_model`); code can also register a factory under
-a new prefix.
+`create(config: ModelConfig) -> Provider`, and may expose checks that refuse, without creating
+the provider (no model loaded, nothing sent), what `create` would: `check(name: str)` the model
+name (`check_model`), `check_config(config)` the rest of the configuration, a file it names
+included (`check_config`), and `ready(config)` the environment, a missing API key (`check_ready`).
+So a dry run refuses what the run would. Code can also register a factory under a new prefix.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.llm.errors import PermanentError
@@ -24,6 +26,7 @@ from stratagem.llm.pricing import Price
 from stratagem.llm.provider import Provider
 from stratagem.llm.ratelimit import Limits
 from stratagem.llm.reasoning import check_settings
+from stratagem.llm.server_urls import check_url, server_key
 
 ProviderFactory = Callable[["ModelConfig"], Provider]
 
@@ -77,6 +80,11 @@ class EndpointConfig(BaseModel):
     api_key_env: str | None = None
     """Its key's environment variable; None: the model's."""
 
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return check_url(value)
+
 
 class ModelConfig(BaseModel):
     """Everything about one model that is not the prompt: endpoint, key, prices, quotas, timeouts.
@@ -103,6 +111,9 @@ class ModelConfig(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     params: dict[str, Any] = Field(default_factory=dict)
     """Extra provider parameters (e.g. top_p, reasoning effort, n_ctx for local models)."""
+    path: str | None = None
+    """The GGUF file of a `local/<name>` model other than the packaged one: named here, never in
+    the model string."""
 
     @field_validator("model")
     @classmethod
@@ -112,6 +123,23 @@ class ModelConfig(BaseModel):
         except StratagemError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
+
+    @model_validator(mode="after")
+    def _one_server_once(self) -> ModelConfig:
+        """A pool that names one server twice would send it twice its share (and route by
+        duplicate names); the experiment file says where, this guards the Python API."""
+        seen: dict[str, int] = {}
+        for number, endpoint in enumerate(self.endpoints or (), 1):
+            key = server_key(endpoint.base_url)
+            first = seen.setdefault(key, number)
+            if first != number:
+                raise ValueError(f"endpoints {first} and {number} name one server: {key}")
+        return self
 
     @field_validator("api_key_env")
     @classmethod
@@ -167,7 +195,7 @@ def create_provider(config: ModelConfig) -> Provider:
 def check_model(model: str) -> None:
     """Refuse, without creating its provider (no model loaded, no network), a model string
     `create_provider` would refuse: an unknown provider, or what the provider module's own
-    `check(name)` finds (a local model's missing GGUF file). So a dry run refuses what the run
+    `check(name)` finds (a local model named by a path). So a dry run refuses what the run
     would."""
     name = parse_model(model)
     if name.provider in _FACTORIES:
@@ -175,6 +203,36 @@ def check_model(model: str) -> None:
     check: Callable[[str], None] | None = getattr(_builtin_module(name.provider), "check", None)
     if check is not None:
         check(name.name)
+
+
+def check_config(config: ModelConfig) -> None:
+    """`check_model`, the reasoning settings, and what the provider module's `check_config` finds
+    in the rest of `config` (unknown params, a local model's GGUF file): what the file says,
+    whatever the environment."""
+    check_model(config.model)
+    check_settings(config.model, config.params)
+    _hook(config, "check_config")
+
+
+def check_ready(config: ModelConfig) -> None:
+    """What the provider module's `ready` finds in the environment (a missing API key, named by
+    its variable, never a value), for a pool each server's: the run's start and `--dry-run` both
+    ask, before anything is stored or sent."""
+    _hook(config, "ready")
+
+
+def _hook(config: ModelConfig, hook: str) -> None:
+    """Call the provider module's `hook(config)`, if it has one (a pool's module for a config
+    with endpoints; none for a registered factory)."""
+    prefix = config.name.provider
+    if prefix in _FACTORIES:
+        return
+    module = importlib.import_module("stratagem.llm.pool") if config.endpoints else None
+    check: Callable[[ModelConfig], None] | None = getattr(
+        module or _builtin_module(prefix), hook, None
+    )
+    if check is not None:
+        check(config)
 
 
 def _builtin_module(prefix: str) -> Any:

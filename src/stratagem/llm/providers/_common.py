@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stratagem.llm.errors import PermanentError, TransientError, scrub_secrets
+from stratagem.llm.surrogates import escape_surrogates
 from stratagem.llm.types import Message
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
@@ -68,6 +69,7 @@ def status_error(
     key_env: str | None = None,
 ) -> TransientError | PermanentError:
     """The error to raise for an HTTP error status from a model API, as one line."""
+    message = escape_surrogates(message)  # a server's text, stored and shown as any other
     message = _SDK_PREFIX.sub("", " ".join(message.split()))  # the status is said once, below
     if len(message) > _MAX_MESSAGE:
         message = message[:_MAX_MESSAGE] + "..."

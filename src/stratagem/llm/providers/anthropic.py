@@ -331,14 +331,29 @@ class AnthropicProvider:
         await self._client.close()
 
 
+PARAMS = ("max_tokens", "thinking", "thinking_budget", "extra_body")
+"""The params `create` takes (`ModelConfig.params`)."""
+
+
+def check_config(config: ModelConfig) -> None:
+    """For `registry.check_config`: unknown params."""
+    check_params(config.model, config.params, PARAMS)
+
+
+def ready(config: ModelConfig) -> None:
+    """For `registry.check_ready`: the key `create` would send is there."""
+    from stratagem.llm.registry import read_api_key
+
+    read_api_key(config.api_key_env or DEFAULT_KEY_ENV)
+
+
 def create(config: ModelConfig) -> AnthropicProvider:
     """The registry's entry point for `anthropic/...` model strings."""
     from stratagem.llm.registry import read_api_key
 
     env = config.api_key_env or DEFAULT_KEY_ENV
     key = read_api_key(env)
-    known = ("max_tokens", "thinking", "thinking_budget", "extra_body")
-    params = check_params(config.model, config.params, known)
+    params = check_params(config.model, config.params, PARAMS)
     return AnthropicProvider(
         config.model,
         api_key=key,

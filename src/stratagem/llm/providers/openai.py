@@ -46,6 +46,7 @@ from stratagem.llm.errors import PermanentError, TransientError
 from stratagem.llm.providers._common import check_params, match_label, redact, status_error
 from stratagem.llm.providers.openai_http import OpenAIHTTP, default_base_url
 from stratagem.llm.reasoning import reasoning_effort as read_effort
+from stratagem.llm.surrogates import escape_surrogates
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -346,7 +347,8 @@ class OpenAIProvider:
             )
         data = await self._http.get("/models")
         rows = data.get("data") if isinstance(data, dict) else None
-        return [str(r["id"]) for r in rows or () if isinstance(r, dict) and "id" in r]
+        ids = (str(r["id"]) for r in rows or () if isinstance(r, dict) and "id" in r)
+        return [escape_surrogates(i) for i in ids]  # shown when none is the model wanted
 
     def secrets(self) -> tuple[str, ...]:
         """The key it sends, for the pipeline to mask (the local-server placeholder is none)."""
@@ -359,27 +361,47 @@ class OpenAIProvider:
             await self._client.close()
 
 
-def create(config: ModelConfig) -> OpenAIProvider:
-    """The registry's entry point for `openai/...` model strings."""
+PARAMS = (
+    "structured", "max_tokens_field", "strict_schema", "reasoning_effort", "extra_body",
+    "transport",
+)  # fmt: skip
+"""The params `create` takes (`ModelConfig.params`)."""
+
+
+def api_key(config: ModelConfig) -> tuple[str, str | None]:
+    """(the key `create` sends, its variable): the placeholder and None for a `base_url` server
+    given no key variable; a `PermanentError` naming the variable, never a value, when unset."""
     env = config.api_key_env or DEFAULT_KEY_ENV
     key = os.environ.get(env, "").strip()
-    if not key:
-        if config.base_url is None or config.api_key_env is not None:
-            raise PermanentError(
-                f"{config.model}: the environment variable {env} is not set; export your API key "
-                "in it (or set base_url for a local server that needs none)"
-            )
-        key = NO_KEY
-    known = (
-        "structured", "max_tokens_field", "strict_schema", "reasoning_effort", "extra_body",
-        "transport",
-    )  # fmt: skip
-    params = check_params(config.model, config.params, known)
+    if key:
+        return key, env
+    if config.base_url is None or config.api_key_env is not None:
+        raise PermanentError(
+            f"{config.model}: the environment variable {env} is not set; export your API key "
+            "in it (or set base_url for a local server that needs none)"
+        )
+    return NO_KEY, None
+
+
+def check_config(config: ModelConfig) -> None:
+    """For `registry.check_config`: unknown params."""
+    check_params(config.model, config.params, PARAMS)
+
+
+def ready(config: ModelConfig) -> None:
+    """For `registry.check_ready`: the key `create` would send is there."""
+    api_key(config)
+
+
+def create(config: ModelConfig) -> OpenAIProvider:
+    """The registry's entry point for `openai/...` model strings."""
+    key, env = api_key(config)
+    params = check_params(config.model, config.params, PARAMS)
     return OpenAIProvider(
         config.model,
         api_key=key,
         base_url=config.base_url,
         timeout_s=config.timeout_s,
-        key_env=None if key == NO_KEY else env,
+        key_env=env,
         **params,
     )

@@ -136,17 +136,26 @@ def script_names() -> list[str]:
     return sorted(set(_BUILTIN) | set(_REGISTERED))
 
 
-def create(config: ModelConfig) -> ScriptedProvider:
-    """The provider for `scripted/<name>` or `scripted/<name>:<argument>`."""
-    spec = config.name.name
+def script_of(spec: str) -> Script:
+    """The script `scripted/<spec>` answers with, or the one-line error naming the known ones."""
     if spec in _REGISTERED:
-        return ScriptedProvider(config.model, _REGISTERED[spec])
+        return _REGISTERED[spec]
     name, _, arg = spec.partition(":")
     factory = _BUILTIN.get(name)
     if factory is None:
         raise unknown_name("scripted model", name, script_names())
     try:
-        script = factory(arg or None)
+        return factory(arg or None)
     except ValueError:
         raise unknown_name("scripted model", spec, script_names()) from None
-    return ScriptedProvider(config.model, script)
+
+
+def ready(config: ModelConfig) -> None:
+    """For `registry.check_ready`: an unknown script, refused before the run starts (a test
+    may register its script after the file loads)."""
+    script_of(config.name.name)
+
+
+def create(config: ModelConfig) -> ScriptedProvider:
+    """The provider for `scripted/<name>` or `scripted/<name>:<argument>`."""
+    return ScriptedProvider(config.model, script_of(config.name.name))
