@@ -13,6 +13,7 @@ import pytest
 from stratagem.errors import StratagemError
 from stratagem.experiments.distributed.inbox import Inbox
 from stratagem.experiments.distributed.messages import CallRecord, Ended, Message, Writes
+from stratagem.experiments.distributed.shared_caps import Held, SharedCaps
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message as ChatMessage
@@ -31,7 +32,8 @@ def store(tmp_path: Path) -> Any:
 
 def inbox(store: Any) -> Inbox:
     session: Any = SimpleNamespace(store=store, record=lambda *a: None)
-    return Inbox(session, {"mine": SimpleNamespace(id="mine")}, lambda replies: None, {})  # type: ignore[dict-item]
+    playing: Any = {"mine": SimpleNamespace(id="mine")}
+    return Inbox(session, playing, lambda replies: None, {}, Held(SharedCaps({})))
 
 
 def event(episode: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:

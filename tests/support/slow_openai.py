@@ -8,7 +8,8 @@ messages and the seed: the same request always gets the same answer, in any proc
 while different requests get varied answers. Otherwise the answer is `reply`.
 
 The server counts every request it receives, including those whose client died before the answer
-was sent: that is what a paid API would bill.
+was sent: that is what a paid API would bill. It also keeps the most requests it had in hand at
+once (`peak`), and `GET /v1/models` names `model`, so it can be one server of a pool.
 """
 
 from __future__ import annotations
@@ -50,10 +51,15 @@ class _QuietServer(ThreadingHTTPServer):
 class SlowOpenAIServer:
     """Context manager: `with SlowOpenAIServer(latency_s=0.1) as s: ... s.base_url ...`."""
 
-    def __init__(self, latency_s: float = 0.1, *, reply: str = "ok") -> None:
+    def __init__(
+        self, latency_s: float = 0.1, *, reply: str = "ok", model: str = "slow-model"
+    ) -> None:
         self.latency_s = latency_s
         self.reply = reply
+        self.model = model
         self._lock = threading.Lock()
+        self._in_hand = 0
+        self._peak = 0
         self._bodies: list[str] = []
         self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -68,6 +74,12 @@ class SlowOpenAIServer:
         """Chat requests received so far."""
         with self._lock:
             return len(self._bodies)
+
+    @property
+    def peak(self) -> int:
+        """The most chat requests it was answering at once so far."""
+        with self._lock:
+            return self._peak
 
     def bodies(self) -> Counter[str]:
         """How many times each distinct request body (canonical JSON) was received."""
@@ -93,6 +105,12 @@ class SlowOpenAIServer:
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet."""
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": server.model}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -105,7 +123,13 @@ class SlowOpenAIServer:
                 body = json.loads(raw)
                 with server._lock:
                     server._bodies.append(json.dumps(body, sort_keys=True))
-                time.sleep(server.latency_s)
+                    server._in_hand += 1
+                    server._peak = max(server._peak, server._in_hand)
+                try:
+                    time.sleep(server.latency_s)
+                finally:
+                    with server._lock:
+                        server._in_hand -= 1
                 words = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
                 self._send(
                     200,

@@ -5,7 +5,10 @@ A model entry's `endpoints:` (issue 26) become one provider the pipeline calls a
 - *Health first*: before the first call every server's `/models` must name the model. The pool
   starts as soon as one is healthy, waiting up to `health_wait_s` for any; a server that did not
   answer is re-checked in the background with backoff; one that answered without the model, or
-  refused the key (401, 403, 404), is out.
+  refused the key (401, 403, 404), is out. When every server that is not out refused the
+  connection (nothing listens there: a wrong host or port, servers not started), the pool stops
+  at once rather than after the wait, unless `health_wait_s` was given: a job that starts its
+  servers with the run says how long they take.
 - *Routing*: a call goes to the usable server ranked first by rendezvous hashing of its episode
   id (`stratagem.llm.routing`), so an episode's growing prompt stays in one server's prefix cache
   and adding a server moves few episodes; when that server is saturated (its concurrency in
@@ -24,7 +27,9 @@ A model entry's `endpoints:` (issue 26) become one provider the pipeline calls a
 - *Quotas*: a server's own `limits` (requests and tokens per minute, hour, day) hold for every
   call of this pool, on top of the model's: a call goes to a usable server whose quota is free
   (the episode's own first), and waits only when none has one; no server is sent a call over
-  its quota. Their log is this pool's, in memory: shared by all tasks of the process.
+  its quota. Their log is this pool's, in memory: shared by all tasks of the process. On a Ray
+  cluster the coordinator keeps the servers' caps and quotas for every worker's pool (`share`):
+  a call takes its server's slot and quota there, so the workers together never pass them.
 - *Visible*: each server's calls, errors, latencies and output tokens are counted
   (`llm.pool_stats`); `snapshot()` returns them. An error the pool lets through names its server
   as `[endpoint URL]` after the model, so a failed call stored names it too.
@@ -42,25 +47,34 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from stratagem.llm.errors import PermanentError, TransientError, scrub_secrets
+from stratagem.llm.errors import (
+    ConnectionRefused,
+    PermanentError,
+    TransientError,
+    scrub_secrets,
+)
+from stratagem.llm.pool_options import HEALTH_WAIT_S, pool_options
 from stratagem.llm.pool_stats import EndpointCounters, EndpointFigures, figures
 from stratagem.llm.providers.openai import OpenAIProvider
+from stratagem.llm.providers.openai import check_config as openai_check_config
 from stratagem.llm.providers.openai import create as create_openai
+from stratagem.llm.providers.openai import ready as openai_ready
 from stratagem.llm.ratelimit import Limits, RateLimiter, estimate_tokens
 from stratagem.llm.routing import routing_key
 from stratagem.llm.secrets import SecretScrubber
+from stratagem.llm.shared_state import ServerSlots
 from stratagem.llm.types import Request, Response
 
 if TYPE_CHECKING:
-    from stratagem.llm.registry import ModelConfig
+    from stratagem.llm.registry import EndpointConfig, ModelConfig
 
-HEALTH_WAIT_S = 30.0
-"""Default wait for a first healthy server (`params.health_wait_s` overrides it)."""
 COOL_BASE_S, COOL_MAX_S = 0.5, 30.0
 RAISE_EVERY = 10
 """Successes after which a server whose concurrency a 429 lowered gets one slot back."""
 OUT_STATUSES = frozenset({401, 403, 404})
 """Statuses that say this server will never answer this model: bad key, no access, no model."""
+SHARED_WAIT_S = 1.0
+"""Longest wait for a shared slot before the pool looks at its servers' states again."""
 HEALTHY, DOWN, COOLING, OUT = "healthy", "down", "cooling", "out"
 SHOWN_STATE = {HEALTHY: "healthy", COOLING: "cooling", OUT: "out", DOWN: "waiting"}
 """The state `snapshot()` reports (`pool_stats.STATES`): a server down since its health check is
@@ -88,6 +102,8 @@ class Endpoint:
     limits: Limits = field(default_factory=Limits)
     """Its own quotas (`EndpointEntry.limits`), on top of the model's."""
     counters: EndpointCounters = field(default_factory=EndpointCounters)
+    refused: bool = False
+    """Its last health check found nothing listening (`ConnectionRefused`)."""
 
     def usable(self, now: float) -> bool:
         return self.state == HEALTHY or (self.state == COOLING and now >= self.cool_until)
@@ -107,23 +123,34 @@ class EndpointPool:
         endpoints: list[Endpoint],
         health_wait_s: float = HEALTH_WAIT_S,
         limiter: RateLimiter | None = None,
+        wait_refused: bool = False,
     ) -> None:
-        """`limiter` keeps the servers' quotas (a fresh in-memory one by default)."""
+        """`limiter` keeps the servers' quotas (a fresh in-memory one by default);
+        `wait_refused`: wait `health_wait_s` for servers that refuse the connection too, instead
+        of stopping at once when every one does."""
         self.model = model
         self.endpoints = endpoints
         self.health_wait_s = health_wait_s
+        self.wait_refused = wait_refused
         quotas = any(not e.limits.unlimited for e in endpoints)
         self.limiter = RateLimiter() if limiter is None and quotas else limiter
+        self.shared: ServerSlots | None = None
+        """The servers' caps and quotas kept for several processes (`share`)."""
         self._health: asyncio.Task[None] | None = None
         self._rechecks: set[asyncio.Task[None]] = set()
         self._waiters: list[asyncio.Future[None]] = []
+
+    def share(self, slots: ServerSlots) -> None:
+        """Take each call's server slot and quota from `slots` (a Ray run's coordinator) instead
+        of this process's own count and quota log."""
+        self.shared, self.limiter = slots, None
 
     async def complete(self, request: Request, sample: int) -> Response:
         await self._ready()
         key = routing_key.get() or (request.messages[0].content if request.messages else "")
         tried: set[str] = set()
         last: Exception | None = None
-        tokens = estimate_tokens(request) if self.limiter is not None else 0
+        tokens = estimate_tokens(request) if self.limiter or self.shared else 0
         while True:
             endpoint, reservation = await self._acquire(key, tried, tokens)
             if endpoint is None:  # every live server failed this attempt: the pipeline retries
@@ -150,7 +177,9 @@ class EndpointPool:
                 continue
             finally:
                 endpoint.in_flight -= 1
-                if reservation is not None and self.limiter is not None:
+                if self.shared is not None:
+                    self.shared.give(endpoint.url, used, reservation)
+                elif reservation is not None and self.limiter is not None:
                     self.limiter.record(self._quota_key(endpoint), used, reservation)
                 self._wake()
             endpoint.counters.answered(response.latency_s, response.usage.output_tokens)
@@ -198,6 +227,11 @@ class EndpointPool:
                 (e for e in usable if e.in_flight < _room(e)),
                 key=lambda e: (e is not preferred, _load(e)),
             )
+            if self.shared is not None:
+                pick, reservation = await self._take_shared(roomy, tokens, cooled)
+                if pick is not None:
+                    return pick, reservation
+                continue
             quota_wait: float | None = None
             for pick in roomy:  # the episode's own server first, then the least loaded
                 reservation, wait = self._reserve(pick, tokens)
@@ -207,6 +241,26 @@ class EndpointPool:
                 quota_wait = wait if quota_wait is None else min(quota_wait, wait)
             waits = [w for w in (cooled, quota_wait) if w is not None]
             await self._wait(min(waits, default=COOL_MAX_S))  # or a slot frees
+
+    async def _take_shared(
+        self, roomy: list[Endpoint], tokens: int, cooled: float | None
+    ) -> tuple[Endpoint | None, int | None]:
+        """The first of `roomy` (in their order) whose shared slot and quota are free, taken;
+        None when none freed in time or the server changed meanwhile: `_acquire` looks again."""
+        assert self.shared is not None
+        if not roomy:  # this process's own calls fill them: one of those ends first
+            await self._wait(cooled if cooled is not None else COOL_MAX_S)
+            return None, None
+        wait = SHARED_WAIT_S if cooled is None else min(SHARED_WAIT_S, cooled)
+        url, reservation = await self.shared.take([e.url for e in roomy], tokens, wait)
+        if url is None:
+            return None, None
+        pick = next((e for e in roomy if e.url == url), None)
+        if pick is not None and pick.usable(time.monotonic()) and pick.in_flight < _room(pick):
+            pick.in_flight += 1
+            return pick, reservation
+        self.shared.give(url, 0, reservation)  # it failed or filled while we asked
+        return None, None
 
     def _failed(self, endpoint: Endpoint, exc: TransientError) -> None:
         endpoint.successes = 0
@@ -267,12 +321,15 @@ class EndpointPool:
             down = [e for e in self.endpoints if e.state == DOWN]
             if not down:
                 raise PermanentError(self._all_out())
-            if time.monotonic() + delay > deadline:
-                each = "; ".join(f"{e.url} ({e.reason})" for e in self.endpoints)
+            if not self.wait_refused and all(e.refused for e in down):
+                raise PermanentError(self._none_up())
+            left = deadline - time.monotonic()
+            if left <= 0:
+                each = "; ".join(f"{e.url} ({self._why(e)})" for e in self.endpoints)
                 raise PermanentError(
                     f"{self.model}: no endpoint healthy after {self.health_wait_s:g} s: {each}"
                 )
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(delay, left))
             delay = min(COOL_MAX_S, delay * 2)
             await asyncio.gather(*(self._check(e) for e in down))
         for endpoint in self.endpoints:
@@ -280,6 +337,17 @@ class EndpointPool:
                 task = asyncio.get_running_loop().create_task(self._recheck(endpoint))
                 self._rechecks.add(task)
                 task.add_done_callback(self._rechecks.discard)
+
+    def _none_up(self) -> str:
+        each = "; ".join(f"{e.url} ({self._why(e)})" for e in self.endpoints)
+        return (
+            f"{self.model}: no endpoint is up: {each}; nothing listens there: a wrong host or "
+            "port, or servers not started yet (params.health_wait_s waits for them)"
+        )
+
+    @staticmethod
+    def _why(endpoint: Endpoint) -> str:
+        return "connection refused" if endpoint.refused else endpoint.reason
 
     async def _recheck(self, endpoint: Endpoint) -> None:
         """Re-check a server that did not answer, with backoff, until it does."""
@@ -293,10 +361,12 @@ class EndpointPool:
     async def _check(self, endpoint: Endpoint) -> None:
         """One health check: healthy if `/models` names the model, out if it answers otherwise."""
         wanted = endpoint.provider.api_model
+        endpoint.refused = False
         try:
             ids = await endpoint.provider.model_ids()
         except TransientError as exc:
             endpoint.state, endpoint.reason = DOWN, str(exc).removeprefix(f"{self.model}: ")
+            endpoint.refused = isinstance(exc, ConnectionRefused)
             return
         except PermanentError as exc:
             endpoint.state, endpoint.reason = OUT, f"health check: HTTP {exc.status}"
@@ -350,22 +420,46 @@ def create(config: ModelConfig) -> EndpointPool:
     """The registry's entry point for a model config with `endpoints`."""
     if config.name.provider != "openai":
         raise PermanentError(f"{config.model}: endpoints are for openai/ models only")
-    params = dict(config.params)
-    wait = float(params.pop("health_wait_s", HEALTH_WAIT_S))
+    given, _ = pool_options(config.model, config.params)
+    wait = HEALTH_WAIT_S if given is None else given
     endpoints = []
-    for entry in config.endpoints or ():
-        one = config.model_copy(
-            update={
-                "endpoints": None,
-                "base_url": entry.base_url,
-                "api_key_env": entry.api_key_env or config.api_key_env,
-                "params": params,
-            }
-        )
+    for entry, one in _members(config):
         ceiling = float(entry.max_concurrency) if entry.max_concurrency else math.inf
         url, provider = shown_url(entry.base_url), create_openai(one)
         endpoints.append(Endpoint(url, provider, ceiling, ceiling, limits=entry.limits))
-    return EndpointPool(config.model, endpoints, wait)
+    return EndpointPool(config.model, endpoints, wait, wait_refused=given is not None)
+
+
+def check_config(config: ModelConfig) -> None:
+    """For `registry.check_config`: the pool's own params (`pool_options`), and the rest as each
+    server's provider checks them."""
+    _, params = pool_options(config.model, config.params)
+    openai_check_config(config.model_copy(update={"endpoints": None, "params": params}))
+
+
+def ready(config: ModelConfig) -> None:
+    """For `registry.check_ready`: each server's key `create` would send is there."""
+    for _, one in _members(config):
+        openai_ready(one)
+
+
+def _members(config: ModelConfig) -> list[tuple[EndpointConfig, ModelConfig]]:
+    """Each server of the pool with the config of its own OpenAI-compatible provider."""
+    _, params = pool_options(config.model, config.params)
+    return [
+        (
+            entry,
+            config.model_copy(
+                update={
+                    "endpoints": None,
+                    "base_url": entry.base_url,
+                    "api_key_env": entry.api_key_env or config.api_key_env,
+                    "params": params,
+                }
+            ),
+        )
+        for entry in config.endpoints or ()
+    ]
 
 
 def preferred(key: str, urls: list[str]) -> str:

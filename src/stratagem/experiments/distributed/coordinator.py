@@ -9,6 +9,8 @@ the results directory.
   opened again (their rows cleared, their calls kept, detached) and played by another worker,
   their answered calls replaying from the cache; a new worker takes the dead one's place, up to
   `MAX_REPLACEMENTS` times the number started.
+- No node alive (every node marked dead: a worker started in a dead one's place would wait
+  forever for one): the run stops in one line, and running the command again continues.
 - The coordinator killed: its workers die with it (Ray ends the actors of a gone driver), and
   running the command again continues as a local run does.
 """
@@ -23,24 +25,23 @@ import re
 import socket
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.distributed.inbox import Inbox
 from stratagem.experiments.distributed.messages import Reply
+from stratagem.experiments.distributed.shared_caps import Held, SharedCaps
 from stratagem.experiments.distributed.worker import EpisodeWorker, WorkerSetup
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.run_session import RunSession
 from stratagem.llm.pool_stats import MergedPool
-from stratagem.llm.ratelimit import Limits
-from stratagem.llm.registry import ModelConfig, parse_model
 
 MAX_REPLACEMENTS = 2
 """Workers started in place of dead ones, per worker started: past that the run stops."""
-IN_PROCESS = frozenset({"local", "scripted"})
-"""Providers whose model runs inside the worker: each worker has its own, so their concurrency
-cap is per worker. A server's cap (any other provider) is shared: each worker gets its share."""
+NODE_CHECK_S = 1.0
+"""Seconds between two looks at the cluster's nodes; the run stops at the first with none
+alive."""
 
 
 def _ray() -> Any:
@@ -64,39 +65,6 @@ def death_reason(exc: BaseException) -> str:
     if raised:
         return raised[-1][2]
     return lines[0] if lines else type(exc).__name__
-
-
-def worker_models(models: dict[str, ModelConfig], workers: int) -> dict[str, ModelConfig]:
-    """Each worker's model settings: a server's concurrency caps (the entry's and each
-    endpoint's) divided among the workers, rounded up; each endpoint's own quotas divided,
-    rounded down (at least 1), so together the workers never pass them. (A model's quotas need
-    no share: every worker asks the coordinator's one limiter.)"""
-
-    def share(cap: int | None) -> int | None:
-        return None if cap is None else max(1, math.ceil(cap / workers))
-
-    def quota(limits: Limits) -> Limits:
-        return Limits(**{
-            f.name: None if getattr(limits, f.name) is None
-            else max(1, getattr(limits, f.name) // workers)
-            for f in fields(limits)
-        })  # fmt: skip
-
-    out = {}
-    for name, config in models.items():
-        if parse_model(config.model).provider in IN_PROCESS:
-            out[name] = config
-            continue
-        endpoints = config.endpoints and tuple(
-            e.model_copy(
-                update={"max_concurrency": share(e.max_concurrency), "limits": quota(e.limits)}
-            )
-            for e in config.endpoints
-        )
-        out[name] = config.model_copy(
-            update={"max_concurrency": share(config.max_concurrency), "endpoints": endpoints}
-        )
-    return out
 
 
 CONNECT_TIMEOUT_S = 5.0
@@ -133,9 +101,15 @@ class RayExecutor:
         self.handles: list[Any] = []
         """The live workers' actor handles (for tests that kill one)."""
 
-    async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
-        ray = _ray()
+    def check(self) -> None:
+        """Ray installed, and a HOST:PORT address answering: what `play` checks first, asked
+        by `--dry-run` too."""
+        _ray()
         _check_reachable(self.address)
+
+    async def play(self, todo: Iterator[EpisodeSpec], session: RunSession) -> None:
+        self.check()
+        ray = _ray()
         connected_here = not ray.is_initialized()
         if connected_here:
             self._connect(ray)
@@ -174,12 +148,15 @@ class _Dispatch:
         self.nodes = [n["NodeID"] for n in nodes]
         self.count = owner.workers or max(1, len(self.nodes))
         self.slots = max(1, math.ceil(session.config.concurrency / self.count))
+        self.caps = SharedCaps(session.models)
         self.setup = WorkerSetup(
-            models=worker_models(dict(session.models), self.count),
+            models=dict(session.models),
             retry=session.retry,
             budgeted=session.config.budget.max_usd is not None
             or session.config.budget.max_tokens is not None,
             cwd=os.getcwd(),
+            shared_slots=frozenset(self.caps.slots),
+            shared_servers=frozenset(self.caps.servers),
         )
         self.pools = {
             name: MergedPool(config.model)
@@ -200,18 +177,36 @@ class _Dispatch:
         self.again.append(first)
         for i in range(self.count):
             self._start(self.nodes[i % len(self.nodes)] if self.nodes else None)
+        nodes = asyncio.ensure_future(self._watch_nodes())
         try:
             while self.tasks:
-                done, _ = await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {*self.tasks, nodes}, return_when=asyncio.FIRST_COMPLETED
+                )
                 for task in done:
                     self.tasks.discard(task)
-                    task.result()  # a bug in a worker or here stops the run
+                    task.result()  # a bug in a worker or here, or no node left, stops the run
         finally:
+            nodes.cancel()
             for task in self.tasks:
                 task.cancel()
             for worker in self.live:
                 self.ray.kill(worker.handle, no_restart=True)
             self.owner.handles = []
+
+    async def _watch_nodes(self) -> None:
+        """Stop the run when no node is alive: its workers are dead, and a worker started in
+        their place would wait for a node forever, saying nothing (issue 33)."""
+        while True:
+            await asyncio.sleep(NODE_CHECK_S)
+            if not any(n.get("Alive") for n in self.ray.nodes()):
+                last = self.last_death.rstrip(".")
+                died = f"; the last worker's end: {last}" if last else ""
+                raise StratagemError(
+                    f"no Ray node is alive: the cluster's nodes were marked dead{died}; "
+                    "start the cluster again (or use --executor local) and run the command "
+                    "again to continue"
+                )
 
     def _start(self, node: str | None) -> None:
         options: dict[str, Any] = {}
@@ -229,7 +224,7 @@ class _Dispatch:
             if worker in self.live:
                 worker.handle.answer.remote(replies)
 
-        inbox = Inbox(self.session, worker.playing, reply, self.pools)
+        inbox = Inbox(self.session, worker.playing, reply, self.pools, Held(self.caps))
         self._fill(worker)
         self._close_if_done()
         try:
@@ -240,8 +235,9 @@ class _Dispatch:
         except self.ray.exceptions.RayActorError as exc:
             self._died(worker, exc)
         finally:
-            for wait in inbox.waits:
+            for wait in list(inbox.waits):
                 wait.cancel()
+            inbox.held.release()  # its calls ended with it, or the run did
 
     def _next(self) -> EpisodeSpec | None:
         if self.again:

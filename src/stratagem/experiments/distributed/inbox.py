@@ -1,5 +1,6 @@
 """The coordinator's side of a worker's stream: each message applied to the run's one store,
-cache, budget and quotas, in the order the worker sent them, and each question answered.
+cache, budget, quotas and servers' caps, in the order the worker sent them, and each question
+answered.
 
 A worker is trusted to play, not to write at will: a write must be one an episode makes
 (`EPISODE_WRITES`) and name an episode assigned to that worker, or the run stops.
@@ -8,7 +9,7 @@ A worker is trusted to play, not to write at will: a write must be one an episod
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from stratagem.errors import StratagemError
@@ -24,8 +25,11 @@ from stratagem.experiments.distributed.messages import (
     PoolFigures,
     QuotaUsed,
     Reply,
+    ServerFreed,
+    SlotFreed,
     Writes,
 )
+from stratagem.experiments.distributed.shared_caps import Held
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.store import ResultStore
@@ -55,14 +59,18 @@ class Inbox:
         playing: dict[str, EpisodeSpec],
         reply: Callable[[list[Reply]], None],
         pools: Mapping[str, MergedPool],
+        held: Held,
     ) -> None:
-        """`pools`: the model entries' pools across workers, told each worker's figures."""
+        """`pools`: the model entries' pools across workers, told each worker's figures.
+        `held`: what this worker holds of the run's shared caps."""
         self._pools = pools
+        self.held = held
         self._session = session
         self._playing = playing
         self._reply = reply
-        self.waits: set[asyncio.Task[None]] = set()
-        """Quota waits under way (a reservation is answered when the quota allows it)."""
+        self.waits: set[asyncio.Future[Any]] = set()
+        """Quota and slot waits under way (each answered when the quota or a slot allows it)."""
+        self._granted: list[Reply] = []
 
     def apply(self, batch: list[Message]) -> None:
         replies: list[Reply] = []
@@ -86,7 +94,7 @@ class Inbox:
                 self._check_episode(message.context.episode_id, "a model call")
             session.record(
                 message.model, message.context, message.request, message.response,
-                message.error, message.retries, message.request_json,
+                message.error, message.retries, message.request_json, message.cache_key,
             )  # fmt: skip
         elif isinstance(message, Charge):
             session.budget.charge(message.cost, message.tokens)
@@ -97,6 +105,10 @@ class Inbox:
             )  # fmt: skip
         elif isinstance(message, QuotaUsed):
             session.limiter.record(message.model, message.tokens, message.reservation)
+        elif isinstance(message, SlotFreed):
+            self.held.free_slot(message.entry)
+        elif isinstance(message, ServerFreed):
+            self.held.free_server(message.entry, message.url, message.tokens, message.reservation)
         elif isinstance(message, Ask):
             self._answer(message, replies)
         elif isinstance(message, Ended):
@@ -125,16 +137,46 @@ class Inbox:
             else:
                 replies.append((ask.id, None, None))
         elif ask.what == "acquire":
-
-            async def wait() -> None:
-                reservation = await session.limiter.acquire(*ask.args)
-                self._reply([(ask.id, reservation, None)])
-
-            task = asyncio.ensure_future(wait())
-            self.waits.add(task)
-            task.add_done_callback(self.waits.discard)
+            self._later(ask.id, session.limiter.acquire(*ask.args))
+        elif ask.what == "slot":  # a free slot is answered in this batch's replies
+            (entry,) = ask.args
+            if self.held.try_slot(entry):
+                replies.append((ask.id, None, None))
+            else:
+                self._later(ask.id, self.held.slot(entry))
+        elif ask.what == "server":
+            entry, urls, tokens, wait_s = ask.args
+            taken = self.held.try_server(entry, urls, tokens)
+            if taken[0] is not None or wait_s <= 0:
+                replies.append((ask.id, taken, None))
+            else:
+                self._later(ask.id, self.held.server(entry, urls, tokens, wait_s))
         else:
             raise StratagemError(f"a Ray worker asked what no worker asks: {ask.what!r}")
+
+    def _later(self, ask_id: int, granted: Awaitable[Any]) -> None:
+        """Answer once `granted` is (a quota, a slot): the stream goes on meanwhile. The answers
+        granted in one loop turn go to the worker together."""
+
+        def done(task: asyncio.Future[Any]) -> None:
+            self.waits.discard(task)
+            if task.cancelled():
+                return
+            exc = task.exception()
+            if not self._granted:
+                asyncio.get_running_loop().call_soon(self._send_granted)
+            if exc is None:
+                self._granted.append((ask_id, task.result(), None))
+            else:
+                self._granted.append((ask_id, None, Failure.of(StratagemError(str(exc)))))
+
+        task = asyncio.ensure_future(granted)
+        self.waits.add(task)
+        task.add_done_callback(done)
+
+    def _send_granted(self) -> None:
+        granted, self._granted = self._granted, []
+        self._reply(granted)
 
     def _check_episode(self, episode: object, what: str) -> None:
         if not isinstance(episode, str) or episode not in self._playing:

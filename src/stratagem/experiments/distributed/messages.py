@@ -39,6 +39,7 @@ class CallRecord:
     error: str | None
     retries: int
     request_json: str | None
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,27 @@ class QuotaUsed:
 
 
 @dataclass(frozen=True)
+class SlotFreed:
+    """A slot of the entry's `max_concurrency` given back."""
+
+    entry: str
+
+
+@dataclass(frozen=True)
+class ServerFreed:
+    """A slot of one of the entry's servers given back (`ServerSlots.give`)."""
+
+    entry: str
+    url: str
+    tokens: int
+    reservation: int | None
+
+
+@dataclass(frozen=True)
 class Ask:
     """A question the worker awaits: "lookup" (key), "admit" (), "acquire" (model, limits,
-    estimated tokens)."""
+    estimated tokens), "slot" (entry: a slot of its `max_concurrency`), "server" (entry, urls,
+    estimated tokens, seconds to wait: `ServerSlots.take`)."""
 
     id: int
     what: str
@@ -121,7 +140,10 @@ class PoolFigures:
     pools: dict[str, list[EndpointFigures]]
 
 
-Message = Writes | CallRecord | Charge | CachePut | QuotaUsed | Ask | Ended | Crashed | PoolFigures
+Message = (
+    Writes | CallRecord | Charge | CachePut | QuotaUsed | SlotFreed | ServerFreed | Ask | Ended
+    | Crashed | PoolFigures
+)  # fmt: skip
 
 Reply = tuple[int, Any, Failure | None]
 """An `Ask`'s answer: (its id, the value, or the failure to raise)."""

@@ -1,5 +1,6 @@
 """A worker's stand-ins for what the coordinator holds: the store its episodes write, the
-response cache, the budget and the quotas its calls consult (`llm.shared_state`).
+response cache, the budget, the quotas and the servers' concurrency caps its calls consult
+(`llm.shared_state`).
 
 Writes and reports are queued in order on one `Outbox`, which the worker streams to the
 coordinator; questions wait for the coordinator's answer. Nothing here blocks: every wait is an
@@ -22,6 +23,8 @@ from stratagem.experiments.distributed.messages import (
     Op,
     QuotaUsed,
     Reply,
+    ServerFreed,
+    SlotFreed,
     Writes,
 )
 from stratagem.experiments.records import AnswerRecord
@@ -40,7 +43,7 @@ class Outbox:
     def __init__(self) -> None:
         self._queue: list[Message] = []
         self._ready = asyncio.Event()
-        self._asks: dict[int, asyncio.Future[Any]] = {}
+        self._asks: dict[int, tuple[asyncio.Future[Any], Callable[[Any], None] | None]] = {}
         self._next_id = 0
         self.closed = False
 
@@ -48,17 +51,23 @@ class Outbox:
         self._queue.append(message)
         self._ready.set()
 
-    async def ask(self, what: str, *args: Any) -> Any:
+    async def ask(self, what: str, *args: Any, orphan: Callable[[Any], None] | None = None) -> Any:
+        """The coordinator's answer. `orphan` is given an answer that comes after its asker was
+        cancelled: what it grants (a slot) must then be given back."""
         self._next_id += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._asks[self._next_id] = future
+        self._asks[self._next_id] = (future, orphan)
         self.send(Ask(self._next_id, what, args))
         return await future
 
     def answer(self, replies: Sequence[Reply]) -> None:
         for ask_id, value, failure in replies:
-            future = self._asks.pop(ask_id, None)
-            if future is None or future.done():
+            future, orphan = self._asks.pop(ask_id, (None, None))
+            if future is None:
+                continue
+            if future.done():
+                if orphan is not None and failure is None:
+                    orphan(value)
                 continue
             if failure is None:
                 future.set_result(value)
@@ -228,6 +237,45 @@ class RemoteQuotas:
 
     def record(self, model: str, tokens: int, reservation: int | None = None) -> None:
         self._outbox.send(QuotaUsed(model, tokens, reservation))
+
+
+class RemoteSlots:
+    """The coordinator's one semaphore for an entry's `max_concurrency` (a server's cap, shared
+    by every worker): a slot is asked for, given back by a message."""
+
+    def __init__(self, outbox: Outbox, entry: str) -> None:
+        self._outbox = outbox
+        self._entry = entry
+
+    async def acquire(self) -> bool:
+        await self._outbox.ask("slot", self._entry, orphan=lambda _: self.release())
+        return True
+
+    def release(self) -> None:
+        self._outbox.send(SlotFreed(self._entry))
+
+
+class RemoteServers:
+    """The coordinator's `ServerSlots` for an entry's pool of servers (their caps and quotas)."""
+
+    def __init__(self, outbox: Outbox, entry: str) -> None:
+        self._outbox = outbox
+        self._entry = entry
+
+    async def take(
+        self, urls: Sequence[str], tokens: int, wait_s: float
+    ) -> tuple[str | None, int | None]:
+        def orphan(taken: tuple[str | None, int | None]) -> None:
+            if taken[0] is not None:
+                self.give(taken[0], 0, taken[1])
+
+        url, reservation = await self._outbox.ask(
+            "server", self._entry, tuple(urls), tokens, wait_s, orphan=orphan
+        )
+        return url, reservation
+
+    def give(self, url: str, tokens: int, reservation: int | None) -> None:
+        self._outbox.send(ServerFreed(self._entry, url, tokens, reservation))
 
 
 def recorder(outbox: Outbox) -> CallRecorder:

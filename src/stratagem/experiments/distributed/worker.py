@@ -2,9 +2,9 @@
 loop, and streams what they record back (`messages`).
 
 Its models are built once, when the actor starts: an in-process model (the embedded one) loads
-once per actor, and every episode it plays shares it. The clients' cache, budget, quotas and
-recorder are the coordinator's, through the proxies, so a call made here is looked up, admitted,
-counted and stored exactly as in one process.
+once per actor, and every episode it plays shares it. The clients' cache, budget, quotas,
+servers' caps and recorder are the coordinator's, through the proxies, so a call made here is
+looked up, admitted, counted and stored exactly as in one process.
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ from stratagem.experiments.distributed.proxies import (
     RemoteBudget,
     RemoteCache,
     RemoteQuotas,
+    RemoteServers,
+    RemoteSlots,
     recorder,
 )
 from stratagem.experiments.endpoint_progress import REFRESH_S, pools_of
 from stratagem.experiments.episode import play_seats
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.seating import Seating
+from stratagem.llm.pool import EndpointPool
 from stratagem.llm.registry import ModelConfig
 from stratagem.llm.retry import RetryPolicy
 
@@ -56,6 +59,10 @@ class WorkerSetup:
     cwd: str
     """The coordinator's directory: relative paths of the file mean the same on a worker whose
     node shares it."""
+    shared_slots: frozenset[str] = frozenset()
+    """Entries whose `max_concurrency` (a server's) the coordinator holds for every worker."""
+    shared_servers: frozenset[str] = frozenset()
+    """Entries whose pool's servers' caps and quotas the coordinator holds for every worker."""
 
 
 class EpisodeWorker:
@@ -72,6 +79,12 @@ class EpisodeWorker:
             budget=RemoteBudget(self._outbox) if setup.budgeted else None,
             recorder=recorder(self._outbox),
         )
+        for name in setup.shared_slots:
+            self._clients[name].slots = RemoteSlots(self._outbox, name)
+        for name in setup.shared_servers:
+            pool = self._clients[name].provider
+            if isinstance(pool, EndpointPool):
+                pool.share(RemoteServers(self._outbox, name))
         self._seating = Seating(self._clients)
         self._pools = pools_of(self._clients)
         self._name = f"{socket.gethostname()}:{os.getpid()}"
