@@ -26,7 +26,9 @@ from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State, chance
-from stratagem.games.openspiel.loader import PREFIX, pyspiel
+from stratagem.games.openspiel.bounds import check_parameters
+from stratagem.games.openspiel.loader import PREFIX, pyspiel, quiet
+from stratagem.games.openspiel.sandbox import trial_load
 from stratagem.games.spaces import Choice, IllegalAction
 
 RECORD_ONLY: frozenset[int] = frozenset()
@@ -38,8 +40,11 @@ class OpenSpielGame(Game):
 
     def __init__(self, game_string: str) -> None:
         spiel = pyspiel()
+        check_parameters(game_string)  # before OpenSpiel sees them (bounds)
+        trial_load(game_string)  # in another process first: OpenSpiel may crash on them
         try:
-            self.spiel_game = spiel.load_game(game_string)
+            with quiet():
+                self.spiel_game = spiel.load_game(game_string)
         except Exception as exc:  # pyspiel raises its own SpielError for an unknown game
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StratagemError(f"game '{PREFIX}{game_string}': OpenSpiel says: {first}") from None

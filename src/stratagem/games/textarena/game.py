@@ -34,11 +34,14 @@ from stratagem.games.base import Event, Game, Observation, State
 from stratagem.games.spaces import Action, FreeText, IllegalAction
 from stratagem.games.textarena import library
 from stratagem.games.textarena.library import GAME_SENDER, PREFIX, Message, Stepped
+from stratagem.games.textarena.offline import MissingData
 
 MAX_CHARS = 1000
 """Longest move, in characters (TextArena's conversational games clip at about this)."""
 DEFAULT_MAX_STEPS = 200
 """Moves after which a game that has not ended is stopped, so an episode's size is bounded."""
+MAX_STEPS_BOUND = 10_000
+"""The most `max_steps` may be: an episode of more moves is no longer bounded in practice."""
 GUESS_CHARS = 3000
 """How much of the end of a seat's text a stand-in move is looked for in."""
 FORFEIT_MOVE = ""
@@ -85,8 +88,15 @@ class TextArenaGame(Game):
                 f"game '{PREFIX}{env_id}': TextArena has no environment '{env_id}' "
                 "(stratagem games lists some that work offline)"
             )
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-            raise StratagemError(f"game '{PREFIX}{env_id}': max_steps must be >= 1")
+        if not _whole(max_steps) or not 1 <= max_steps <= MAX_STEPS_BOUND:
+            raise StratagemError(
+                f"game '{PREFIX}{env_id}': max_steps={max_steps!r} must be 1 to {MAX_STEPS_BOUND}"
+            )
+        if not _whole(players) or not 0 <= players <= library.MAX_PLAYERS:
+            raise StratagemError(
+                f"game '{PREFIX}{env_id}': players={players!r} must be 0 (the fewest the "
+                f"environment takes) or 1 to {library.MAX_PLAYERS}"
+            )
         self.env_id = env_id
         self.name = f"{PREFIX}{env_id}"
         self.max_steps = max_steps
@@ -103,6 +113,10 @@ class TextArenaGame(Game):
         return TextArenaState(self, start.env, start.rng, start.messages, told, 0, told)
 
 
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @functools.cache
 def _player_count(env_id: str) -> int:
     """The fewest seats (2 or more; 1 for a one-player environment) the environment starts with."""
@@ -111,6 +125,8 @@ def _player_count(env_id: str) -> int:
     for n in counts:
         try:
             library.reset(env_id, n, 0)
+        except MissingData:
+            raise  # no player count installs data
         except StratagemError as exc:
             first = first or exc
             continue

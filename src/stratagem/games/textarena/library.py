@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from stratagem.errors import StratagemError
+from stratagem.games.textarena.offline import no_downloads
 
 PREFIX = "textarena:"
 """How a game name says it is a TextArena environment id: `textarena:TicTacToe-v0`."""
@@ -100,7 +101,11 @@ def reset(env_id: str, players: int, seed: int) -> Stepped:
     """A fresh environment of `players` seats, reset with `seed`."""
     ta = library()
     try:
-        with _own_random(None) as after, contextlib.redirect_stdout(io.StringIO()):
+        with (
+            no_downloads(env_id),
+            _own_random(None) as after,
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
             random.seed(seed)
             np.random.seed(seed % 2**32)
             env = ta.make(env_id)
