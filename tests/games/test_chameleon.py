@@ -109,7 +109,7 @@ def test_observation_carries_the_clues_so_far() -> None:
     assert isinstance(obs, ChameleonObservation)
     assert obs.clues == (Clue(0, 1, CLUES[0]), Clue(1, 1, CLUES[1]))
     assert (obs.name, obs.phase, obs.round, obs.topic) == ("Player 3", "clue", 1, "Fruits")
-    assert obs.legal == FreeText(1000)
+    assert obs.legal == FreeText(1000, nonblank="a clue")
     assert state.observation(0).legal is None
 
 
@@ -336,6 +336,28 @@ def test_missing_clue_is_an_empty_clue() -> None:
     assert state.to_act() == (1,)
 
 
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t ", "\u3000"])
+def test_an_empty_or_blank_clue_is_illegal(blank: str) -> None:
+    """Issue 33 item 11: an empty clue was accepted as a move. A clue describes the secret word
+    (seed-004 §3.1, "each player gives one clue"); saying nothing is no clue, so the engine
+    refuses it as any illegal move, and the seat is asked again."""
+    state = ChameleonGame().initial_state()
+    with pytest.raises(IllegalAction, match="a clue cannot be empty"):
+        state.legal(0).validate(blank)
+    with pytest.raises(IllegalAction, match="a clue cannot be empty"):
+        state.apply({0: blank})
+    state, events = state.apply({0: " It's purple. "})
+    assert events[-1].data["text"] == " It's purple. "  # a clue is kept as said
+    assert state.to_act() == (1,)
+
+
+def test_the_guess_may_still_be_blank() -> None:
+    """Only the clue must say something: a blank guess is a wrong guess, as a missing one."""
+    state = clued(ChameleonGame())
+    state, _ = state.apply({0: "Player 3", 1: "Player 3", 2: "Player 1"})
+    assert state.legal(2).validate("") == ""
+
+
 def test_missing_votes_abstain() -> None:
     state = clued(ChameleonGame())
     with pytest.raises(IllegalAction):
@@ -455,7 +477,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
         ({"code": "  "}, "code must be a non-empty string"),
         ({"topic": 5}, "topic must be a non-empty string"),
         ({"public_guess": "yes"}, "public_guess must be true or false"),
-        ({"max_chars": 0}, "max_chars must be an integer >= 1"),
+        ({"max_chars": 0}, "max_chars must be an integer from 1"),
         ({"self_votes": True}, "self_votes must be 'refuse' or 'count', got True"),
     ],
 )

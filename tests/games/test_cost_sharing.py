@@ -84,7 +84,7 @@ def test_every_setting_loads_and_only_setting_0_has_recorded_proposals() -> None
 
 
 def test_options_are_checked() -> None:
-    with pytest.raises(StratagemError, match="max_turns must be an integer >= 1"):
+    with pytest.raises(StratagemError, match="max_turns must be an integer from 1"):
         CostSharingGame(max_turns=0)
     # Setting 0's recorded 50/25/25 has no place on a 10% stride.
     with pytest.raises(StratagemError, match="Player 2's recorded proposal is not legal"):

@@ -53,13 +53,13 @@ def test_payoffs_are_validated() -> None:
 
 @pytest.mark.parametrize("rounds", [0, -1, 2.5, True, "3"])
 def test_rounds_must_be_a_positive_integer(rounds: object) -> None:
-    with pytest.raises(StratagemError, match="rounds must be an integer >= 1"):
+    with pytest.raises(StratagemError, match="rounds must be an integer from 1"):
         RepeatedGame(get_stage("pd"), rounds)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("pie", [0, -1, 1.5])
 def test_pie_must_be_a_positive_integer(pie: object) -> None:
-    with pytest.raises(StratagemError, match="pie must be an integer >= 1"):
+    with pytest.raises(StratagemError, match="pie must be an integer from 1"):
         UltimatumGame(pie)  # type: ignore[arg-type]
 
 

@@ -162,6 +162,36 @@ def test_a_models_illegal_move_is_refused_and_counted(tmp_path: Path) -> None:
         assert len(mine) == len(invalid) and all(m.startswith("x(") for m in mine)
 
 
+def test_show_says_a_reply_was_invalid_and_which_move_was_drawn_in_its_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An invalid reply of an OpenSpiel seat: `show` says it made no valid move and names the
+    move drawn for it, never "played nothing" beside the move it then shows (issue 33 item
+    11)."""
+    path = write(
+        tmp_path,
+        models=[{"model": "scripted/always:o(0,0)"}],
+        agents=[{"name": "plain", "max_reasks": 1}],
+        games=["openspiel:tic_tac_toe"],
+        lineups=[["plain", "openspiel-random"]],
+        seeds=[0],
+    )
+    assert run(path).finished == 1
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        (episode,) = store.episodes()
+        drawn = [e.data["move"] for e in store.events(episode.id, "move") if e.data["player"] == 0]
+    code, text, err = cli(capsys, "show", str(tmp_path / "out"), episode.id)
+    assert code == 0, err
+    assert "played nothing" not in text
+    invalid = [
+        line.strip() for line in text.splitlines() if line.strip().startswith("seat 0 invalid:")
+    ]
+    assert len(invalid) == len(drawn) > 0
+    for line, move in zip(invalid, drawn, strict=True):
+        assert f"; the game played {move!r} in its place" in line, line
+    assert text.count("seat 0 made no valid move (invalid, 2 attempt(s), ") == len(drawn)
+
+
 def test_exported_episodes_import_checked_by_the_engine(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

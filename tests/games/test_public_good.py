@@ -120,10 +120,10 @@ def test_n_players_and_play() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_players": 1}, "n_players must be an integer >= 2"),
-        ({"endowment": 0}, "endowment must be an integer >= 1"),
-        ({"rounds": 0}, "rounds must be an integer >= 1"),
-        ({"rounds": 2.0}, "rounds must be an integer >= 1"),
+        ({"n_players": 1}, "n_players must be an integer from 2"),
+        ({"endowment": 0}, "endowment must be an integer from 1"),
+        ({"rounds": 0}, "rounds must be an integer from 1"),
+        ({"rounds": 2.0}, "rounds must be an integer from 1"),
         ({"multiplier": -1}, "multiplier must be a finite number >= 0"),
         ({"multiplier": float("nan")}, "multiplier must be a finite number >= 0"),
         ({"multiplier": "2"}, "multiplier must be a finite number >= 0"),

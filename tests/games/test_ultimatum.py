@@ -107,7 +107,7 @@ def test_states_are_immutable_and_replayable() -> None:
 
 @pytest.mark.parametrize("pie", [0, -3, 2.5, True, "10"])
 def test_pie_validation(pie: object) -> None:
-    with pytest.raises(StratagemError, match="pie must be an integer >= 1"):
+    with pytest.raises(StratagemError, match="pie must be an integer from 1"):
         UltimatumGame(pie=pie)  # type: ignore[arg-type]
 
 

@@ -114,7 +114,7 @@ def test_two_clue_rounds_in_seat_order_then_a_vote() -> None:
 def test_rounds_option() -> None:
     state = clued(UndercoverGame(rounds=1), CLUES)
     assert state.phase == "vote"
-    with pytest.raises(StratagemError, match="rounds must be an integer >= 1"):
+    with pytest.raises(StratagemError, match="rounds must be an integer from 1"):
         UndercoverGame(rounds=0)
 
 
@@ -229,6 +229,34 @@ def test_missing_clue_is_an_empty_clue() -> None:
     state, events = UndercoverGame().initial_state().forfeit({0: None})
     assert state.to_act() == (1,)
     assert events[-1].data == {"player": 0, "text": "", "phase": "clue", "round": 1}
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t ", "\u3000"])
+def test_an_empty_or_blank_clue_is_illegal(blank: str) -> None:
+    """Issue 33: an empty clue was accepted as a move, as in Chameleon. Everyone "gives one
+    clue" (seed-004 §3.2, the moderator's call); saying nothing is no clue, so the engine refuses
+    it as any illegal move, in every round, and the seat is asked again."""
+    state = UndercoverGame().initial_state()
+    assert state.observation(0).legal == FreeText(1000, nonblank="a clue")
+    for _ in range(4):  # round 1, then the first speaker of round 2
+        speaker = state.to_act()[0]
+        with pytest.raises(IllegalAction, match="a clue cannot be empty"):
+            state.legal(speaker).validate(blank)
+        with pytest.raises(IllegalAction, match="a clue cannot be empty"):
+            state.apply({speaker: blank})
+        state, events = state.apply({speaker: " It has a screen. "})
+        assert events[0].data["text"] == " It has a screen. "  # a clue is kept as said
+
+
+def test_a_clue_that_stays_missing_is_still_empty_in_any_round() -> None:
+    """Only a player's move must say something: the rule for a missing clue stands."""
+    state = clued(UndercoverGame(), CLUES[:2])
+    state, events = state.forfeit({2: None})
+    assert events[0].data == {"player": 2, "text": "", "phase": "clue", "round": 1}
+    state, events = state.forfeit({0: None})
+    assert events[0].data == {"player": 0, "text": "", "phase": "clue", "round": 2}
+    with pytest.raises(IllegalAction, match="expected actions from players"):
+        state.forfeit({0: None})  # not this seat's turn
 
 
 def test_missing_votes_abstain() -> None:
@@ -356,7 +384,7 @@ def test_overrides_drop_the_recorded_clues() -> None:
         ({"civilian_word": "Tea", "undercover_word": "tea"}, "the two words must differ"),
         ({"undercover_word": ""}, "undercover_word must be a non-empty string"),
         ({"vote_template": 1}, "vote_template must be true or false"),
-        ({"max_chars": "5"}, "max_chars must be an integer >= 1"),
+        ({"max_chars": "5"}, "max_chars must be an integer from 1"),
         ({"self_votes": "allow"}, "self_votes must be 'refuse' or 'count', got 'allow'"),
     ],
 )

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.magic.cost_sharing import CostSharingGame
 from stratagem.games.magic.magic_dilemma import MagicDilemmaGame
@@ -33,6 +34,10 @@ MAX_VIEW_CHARS = 10_000_000
 """The longest text observation: a bound for the space, far above any catalog game's view."""
 SAMPLE_CHARS = 40
 """The longest line `Utterance.sample` writes unasked (a random move, not a random novel)."""
+MAX_VOCABULARY = 100_000
+"""Most moves a seat's Discrete space may index: every step checks each of them for the mask
+(0.015 to 0.11 s per step at this bound), and the catalog's largest is 5,154 (cost sharing at
+a stride of 1%). A game with more (an ultimatum's pie of a million) plays `actions="text"`."""
 
 
 class Utterance(spaces.Text):
@@ -60,26 +65,26 @@ class Utterance(spaces.Text):
 # -- vocabularies --------------------------------------------------------------------------------
 
 
-def _stage_labels(game: Game, seat: int) -> tuple[Action, ...]:
+def _stage_labels(game: Game, seat: int) -> Iterable[Action]:
     stage = game.matrix()
     assert stage is not None
     return stage.labels[seat]
 
 
-def _public_good(game: Game, seat: int) -> tuple[Action, ...]:
+def _public_good(game: Game, seat: int) -> Iterable[Action]:
     assert isinstance(game, PublicGoodGame)
-    return tuple(range(game.endowment + 1))
+    return range(game.endowment + 1)
 
 
-def _ultimatum(game: Game, seat: int) -> tuple[Action, ...]:
+def _ultimatum(game: Game, seat: int) -> Iterable[Action]:
     # One vocabulary for both roles, so a seat's space does not depend on who proposes.
     assert isinstance(game, UltimatumGame)
-    return (*range(game.pie + 1), *RESPONSES)
+    return itertools.chain(range(game.pie + 1), RESPONSES)
 
 
-def _cost_sharing(game: Game, seat: int) -> tuple[Action, ...]:
+def _cost_sharing(game: Game, seat: int) -> Iterable[Action]:
     assert isinstance(game, CostSharingGame)
-    return (*splits(game.space), *game.votes.labels)
+    return itertools.chain(splits(game.space), game.votes.labels)
 
 
 def splits(space: Shares) -> tuple[str, ...]:
@@ -92,7 +97,7 @@ def splits(space: Shares) -> tuple[str, ...]:
     return tuple(out)
 
 
-VOCABULARIES: dict[type[Game], Callable[[Game, int], tuple[Action, ...]]] = {
+VOCABULARIES: dict[type[Game], Callable[[Game, int], Iterable[Action]]] = {
     RepeatedGame: _stage_labels,
     MagicDilemmaGame: _stage_labels,
     PublicGoodGame: _public_good,
@@ -100,13 +105,24 @@ VOCABULARIES: dict[type[Game], Callable[[Game, int], tuple[Action, ...]]] = {
     CostSharingGame: _cost_sharing,
 }
 """Every move a seat of these games can be asked for, by game class: their seats take a
-Discrete action. A game with free text in any of its moves is not here."""
+Discrete action. A game with free text in any of its moves is not here. Each gives its moves
+lazily, so `vocabulary` stops at `MAX_VOCABULARY` instead of building them all first."""
 
 
 def vocabulary(game: Game, seat: int) -> tuple[Action, ...] | None:
-    """The moves a seat may ever make, where the game has a finite set of them."""
+    """The moves a seat may ever make, where the game has a finite set of them; a one-line
+    error, after building at most `MAX_VOCABULARY` + 1 of them, where it has more."""
     make = VOCABULARIES.get(type(game))
-    return None if make is None else make(game, seat)
+    if make is None:
+        return None
+    bound = MAX_VOCABULARY
+    words = tuple(itertools.islice(make(game, seat), bound + 1))
+    if len(words) > bound:
+        raise StratagemError(
+            f"game '{game.name}': player {seat} may make more than {bound:,} different moves, "
+            "too many for a discrete action space (MAX_VOCABULARY); use actions='text'"
+        )
+    return words
 
 
 def mask(words: tuple[Action, ...], legal: ActionSpace | None) -> NDArray[np.int8]:

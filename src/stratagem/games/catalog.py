@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games import settings_data
 from stratagem.games.base import Game
+from stratagem.games.bounds import Chars, Rounds, bounded
 from stratagem.games.catalog_entry import CatalogEntry as CatalogEntry
 from stratagem.games.libraries import is_library_name, library_entry
 from stratagem.games.magic.chameleon import ChameleonGame
@@ -32,9 +33,9 @@ from stratagem.games.matrix.cheap_talk import DEFAULT_MAX_CHARS, CheapTalkGame
 from stratagem.games.matrix.families import n_player_prisoners_dilemma as n_player_prisoners_dilemma
 from stratagem.games.matrix.families import rock_paper_scissors as rock_paper_scissors
 from stratagem.games.matrix.normal_form import NormalFormGame
-from stratagem.games.tradecraft.game import DEFAULT_MAX_TURN, TradecraftGame
+from stratagem.games.tradecraft.game import DEFAULT_MAX_TURN, Fuel, Proposer, TradecraftGame
 from stratagem.games.tradecraft.game import INSTANCES as TRADECRAFT_INSTANCES
-from stratagem.games.ultimatum import UltimatumGame
+from stratagem.games.ultimatum import Pie, UltimatumGame
 
 
 def _symmetric_tensor(row: ArrayLike) -> NDArray[np.float64]:
@@ -163,12 +164,13 @@ def _ba3_alt() -> NormalFormGame:
 # -- games of other families ---------------------------------------------------------------------
 
 
+@bounded("tradecraft")
 def _tradecraft(
     setting: int = 0,
-    rounds: int = DEFAULT_MAX_TURN,
+    rounds: Rounds = DEFAULT_MAX_TURN,
     scoring: str = "game_init",
-    first_proposer: int = 0,
-    fuel_per_craft: str | int = "1/8",
+    first_proposer: Proposer = 0,
+    fuel_per_craft: Fuel = "1/8",
     fractional_amounts: bool = False,
 ) -> TradecraftGame:
     # seed-002 §2.4, §3.3: `tradecraft/<k>` is instance k of the 40-instance study set; the
@@ -179,11 +181,13 @@ def _tradecraft(
     )
 
 
-def _ultimatum(pie: int = 100) -> UltimatumGame:
+@bounded("ultimatum")
+def _ultimatum(pie: Pie = 100) -> UltimatumGame:
     return UltimatumGame(pie)
 
 
-def _dilemma_talk(rounds: int = 5, max_chars: int = DEFAULT_MAX_CHARS) -> CheapTalkGame:
+@bounded("dilemma-talk")
+def _dilemma_talk(rounds: Rounds = 5, max_chars: Chars = DEFAULT_MAX_CHARS) -> CheapTalkGame:
     # Not from a seed study: seed-001's Dilemma payoffs (§4.1) with a message before every move.
     return CheapTalkGame(_dilemma(), rounds, max_chars, name="dilemma-talk")
 

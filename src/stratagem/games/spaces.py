@@ -64,18 +64,23 @@ class FreeText:
     """Say something: a clue, a message, a description, limited in length."""
 
     max_chars: int = 2000
+    nonblank: str = ""
+    """What the text is where it must say something ("a clue"): an empty or whitespace-only
+    text is then illegal, and the error names it. Empty: silence is a move too."""
 
     def validate(self, action: Action) -> str:
         if not isinstance(action, str):
             raise IllegalAction(f"illegal action {action!r}: expected text")
         if len(action) > self.max_chars:
             raise IllegalAction(f"message of {len(action)} characters exceeds {self.max_chars}")
+        if self.nonblank and not action.strip():
+            raise IllegalAction(f"{self.nonblank} cannot be empty: say something")
         return action
 
     def example(self) -> str:
         """A legal text, for stand-ins (a plan's count of decisions): silence, where any text
-        goes; a game whose moves are judged (TextArena's) guesses one."""
-        return ""
+        goes, else an ellipsis; a game whose moves are judged (TextArena's) guesses one."""
+        return "..." if self.nonblank else ""
 
 
 @dataclass(frozen=True)

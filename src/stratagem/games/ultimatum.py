@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Bounds, bounded
 from stratagem.games.spaces import Action, Choice, IllegalAction, IntegerRange
 
 PROPOSER, RESPONDER = 0, 1
@@ -28,13 +30,18 @@ RESPONSES: tuple[str, str] = ("accept", "reject")
 FORFEITED = "forfeit"
 """The response recorded when a player forfeits: the game ends and nobody gets anything."""
 
+MAX_PIE = 1_000_000
+"""Most points a pie may have: ten thousand times the default, a stake in cents of $10,000.
+The game itself never lists the offers, but a PettingZoo seat's discrete space does
+(`pettingzoo_spaces.MAX_VOCABULARY`), and a pie of 10**7 took 7 s and 1 GB there."""
+Pie = Annotated[int, Bounds(1, MAX_PIE)]
+
 
 class UltimatumGame(Game):
     """One proposal and one reply over `pie` points."""
 
-    def __init__(self, pie: int = 100, name: str = "ultimatum") -> None:
-        if isinstance(pie, bool) or not isinstance(pie, int) or pie < 1:
-            raise StratagemError(f"ultimatum: pie must be an integer >= 1, got {pie!r}")
+    @bounded("ultimatum")
+    def __init__(self, pie: Pie = 100, name: str = "ultimatum") -> None:
         self.pie = pie
         self.name = name
         self.n_players = 2

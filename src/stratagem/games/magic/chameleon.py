@@ -16,7 +16,8 @@ the clues recorded in GPT-4 self-play, which seed-004 §2's "fixed" defenders re
 Invalid replies (seed-004 is silent; §10.10 asks that parse failures be reported, which the engine
 does by recording the invalid decision, so these rules only say how the game goes on):
 
-- a missing clue is an empty clue (the player said nothing);
+- a missing clue is an empty clue (the player said nothing); an empty or blank clue given as a
+  move is illegal, re-asked as any illegal move (a clue describes the secret word);
 - a missing vote is an abstention: it counts for nobody;
 - a missing guess is a wrong guess (the chameleon did not name the code).
 """
@@ -31,6 +32,7 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.games import settings_data
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Chars, bounded
 from stratagem.games.magic.social_deduction import (
     CLUE,
     DEFAULT_MAX_CHARS,
@@ -42,10 +44,10 @@ from stratagem.games.magic.social_deduction import (
     Clue,
     Outcome,
     Result,
+    SeatOption,
     SelfVotes,
     ballots_of,
     cast_votes,
-    check_max_chars,
     check_seat,
     check_self_votes,
     check_text,
@@ -167,14 +169,15 @@ class ChameleonGame(Game):
 
     n_players = N_SEATS
 
+    @bounded("chameleon")
     def __init__(
         self,
         setting: int = 0,
         topic: str | None = None,
         code: str | None = None,
-        chameleon: int | str | None = None,
+        chameleon: SeatOption = None,
         public_guess: bool = True,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        max_chars: Chars = DEFAULT_MAX_CHARS,
         name: str = "chameleon",
         self_votes: SelfVotes = "refuse",
     ) -> None:
@@ -192,7 +195,11 @@ class ChameleonGame(Game):
             )
         self.public_guess = public_guess
         self.self_votes = check_self_votes("chameleon", self_votes)
-        self.space = FreeText(check_max_chars("chameleon", max_chars))
+        self.space = FreeText(max_chars)
+        """The guess: any text (a blank one is a wrong guess, as a missing one)."""
+        self.clue_space = FreeText(self.space.max_chars, nonblank="a clue")
+        """A clue describes the secret word (seed-004 §3.1): saying nothing is no clue, so it is
+        refused and asked again as any illegal move; only a clue that stays missing is empty."""
         self.name = name
 
     def description(self) -> str:
@@ -278,7 +285,7 @@ class ChameleonState(State):
             raise IllegalAction(f"{seat_name(player)} does not act now in chameleon")
         if self.phase == VOTE:
             return vote_space(player, self.game.self_votes)
-        return self.game.space
+        return self.game.clue_space if self.phase == CLUE else self.game.space
 
     def observation(self, player: int) -> ChameleonObservation:
         seat_name(player)  # a one-line error for a seat that does not exist
@@ -317,8 +324,12 @@ class ChameleonState(State):
         return ""
 
     def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[ChameleonState, list[Event]]:
-        """Missing votes abstain and a missing guess is wrong (module docstring)."""
+        """A missing clue is empty, missing votes abstain and a missing guess is wrong (module
+        docstring); the empty clue is the game's rule, not a move, so it skips the clue's
+        space, which refuses an empty clue from a player."""
         phase = self.phase
+        if phase == CLUE and actions == {len(self.clues): None}:
+            return self._next({len(self.clues): self.fallback(len(self.clues))})
         if phase not in (VOTE, GUESS) or None not in actions.values():
             nxt, events = super().forfeit(actions)  # a clue's fallback, or plain `apply`
             assert isinstance(nxt, ChameleonState)

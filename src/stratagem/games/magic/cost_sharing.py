@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Bounds, Rounds, bounded
 from stratagem.games.chat import HIDDEN, OUTCOME, moderator, seat_name, utterance
 from stratagem.games.settings_data import setting as load_setting
 from stratagem.games.spaces import Action, ActionSpace, Choice, IllegalAction, Shares
@@ -128,10 +129,8 @@ def check_agreement(value: object) -> Agreement:
     raise StratagemError(f"cost sharing: agreement must be 'numeric' or 'strings', got {value!r}")
 
 
-def _max_turns(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StratagemError(f"cost sharing: max_turns must be an integer >= 1, got {value!r}")
-    return value
+Step = Annotated[int, Bounds(1, 100)]
+"""A share's stride in percent: at most the whole (`Shares` checks that it divides 100)."""
 
 
 class CostSharingGame(Game):
@@ -144,12 +143,17 @@ class CostSharingGame(Game):
     n_players = 3
     name = "cost-sharing"
 
+    @bounded("cost sharing")
     def __init__(
-        self, setting: int = 0, max_turns: int = 5, step: int = 5, agreement: Agreement = "numeric"
+        self,
+        setting: int = 0,
+        max_turns: Rounds = 5,
+        step: Step = 5,
+        agreement: Agreement = "numeric",
     ) -> None:
         data = load_setting("cost-sharing", setting)
         self.setting = setting
-        self.max_turns = _max_turns(max_turns)
+        self.max_turns = max_turns
         self.agreement = check_agreement(agreement)
         self.space = Shares(PARTIES, step, 100, written=self.agreement == "strings")
         self.votes = Choice(SEATS)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, State
+from stratagem.games.bounds import Rounds, bounded
 from stratagem.games.chat import DECIDE, HIDDEN, MOVE, moderator, seat_name, utterance
 from stratagem.games.matrix.families import n_player_prisoners_dilemma
 from stratagem.games.matrix.normal_form import NormalFormGame
@@ -72,13 +73,14 @@ class MagicDilemmaGame(Game):
 
     n_players = 3
 
+    @bounded("npd3")
     def __init__(
         self,
         cooperate: float = 2,
         defect: float = 1,
         one_defect: float = 4,
         two_defect: float = 2,
-        rounds: int = 5,
+        rounds: Rounds = 5,
         invalid_defects: bool = True,
         challenger_seat: int | None = None,
         name: str = "npd3",
@@ -124,13 +126,14 @@ class MagicDilemmaGame(Game):
         return MagicDilemmaState(self, self.repeated.initial_state(seed), opening)
 
 
+@bounded("npd3")
 def magic_npd3(
     setting: int = 0,
     cooperate: float | None = None,
     defect: float | None = None,
     one_defect: float | None = None,
     two_defect: float | None = None,
-    rounds: int = 5,
+    rounds: Rounds = 5,
     invalid_defects: bool = True,
 ) -> MagicDilemmaGame:
     """The catalog's `npd3`: setting `setting` of `games/data/npd3.json` (0 = the code's 2/1/4/2,

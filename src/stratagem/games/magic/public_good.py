@@ -27,9 +27,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import MAX_ROUNDS, Bounds, Rounds, bounded
 from stratagem.games.chat import DECIDE, HIDDEN, MOVE, moderator, seat_name, utterance
 from stratagem.games.settings_data import setting as load_setting
 from stratagem.games.spaces import Action, IllegalAction, IntegerRange
@@ -55,10 +57,20 @@ REPORT = (
 COMPLETED = "{rounds} rounds of decisions have been completed."
 
 
-def _positive_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise StratagemError(f"public good: {name} must be an integer >= {low}, got {value!r}")
-    return value
+MAX_PLAYERS = 100
+"""Most players of one game: the study plays 3 (§3.5). Every seat acts every round and sees
+every contribution, so a round's work grows with the square of the players: 1,000 players took
+21 s for the study's 5 rounds with no model, and 100,000 never finished."""
+Players = Annotated[int, Bounds(2, MAX_PLAYERS)]
+MAX_ENDOWMENT = 10_000
+"""Most points a player may hold: a hundred times the study's 100. A MAgIC agent lists every
+contribution as a choice (`agents/magic/theory_profiles.py`), as a PettingZoo seat's discrete
+space does."""
+Endowment = Annotated[int, Bounds(1, MAX_ENDOWMENT)]
+MAX_CONTRIBUTIONS = 3 * MAX_ROUNDS
+"""Most contributions one game may hold, players x rounds: every observation carries all of
+them, so a game's work grows with the square of this (100 players x 100 rounds took two
+minutes with no model). The study's 3 players may play the grid's every round count."""
 
 
 class PublicGoodGame(Game):
@@ -70,20 +82,25 @@ class PublicGoodGame(Game):
     is legal in every round, so the kept amount can fall below 0.
     """
 
+    @bounded("public good")
     def __init__(
         self,
-        n_players: int = 3,
-        endowment: int = 100,
-        rounds: int = 5,
+        n_players: Players = 3,
+        endowment: Endowment = 100,
+        rounds: Rounds = 5,
         multiplier: float = SEED004_SETTING0_MULTIPLIER,
         enforce_budget: bool = True,
         name: str = "public-good",
         moderated: bool = False,
         challenger_seat: int | None = None,
     ) -> None:
-        self.n_players = _positive_int("n_players", n_players, 2)
-        self.endowment = _positive_int("endowment", endowment, 1)
-        self.rounds = _positive_int("rounds", rounds, 1)
+        if n_players * rounds > MAX_CONTRIBUTIONS:
+            raise StratagemError(
+                f"public good: {n_players:,} players x {rounds:,} rounds = "
+                f"{n_players * rounds:,} contributions, more than the {MAX_CONTRIBUTIONS:,} one "
+                "game may hold; use fewer players or rounds"
+            )
+        self.n_players, self.endowment, self.rounds = n_players, endowment, rounds
         if (
             isinstance(multiplier, bool)
             or not isinstance(multiplier, int | float)
@@ -117,11 +134,12 @@ class PublicGoodGame(Game):
         return PublicGoodState(self, ())
 
 
+@bounded("public good")
 def magic_public_good(
     setting: int | None = None,
-    n_players: int = 3,
-    endowment: int = 100,
-    rounds: int = 5,
+    n_players: Players = 3,
+    endowment: Endowment = 100,
+    rounds: Rounds = 5,
     multiplier: float | None = None,
     enforce_budget: bool = False,
     moderated: bool = True,

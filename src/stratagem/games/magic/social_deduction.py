@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from stratagem.errors import StratagemError
 from stratagem.games import chat
 from stratagem.games.base import Event, State
+from stratagem.games.bounds import Bounds
 from stratagem.games.spaces import Action, Choice, IllegalAction
 
 SEATS: tuple[str, ...] = ("Player 1", "Player 2", "Player 3")
@@ -58,6 +59,10 @@ def seat_of(name: str) -> int:
     return SEATS.index(name)
 
 
+SeatOption = Annotated[int | str | None, Bounds(0, N_SEATS - 1, "a seat")]
+"""An option naming a seat: 0-based, or a name ("Player 3"), or None (the setting's)."""
+
+
 def check_seat(game: str, option: str, value: object) -> int:
     """A seat option given as an integer 0..2 (the seat) or a name ("Player 3")."""
     if isinstance(value, str) and value in SEATS:
@@ -73,12 +78,6 @@ def check_seat(game: str, option: str, value: object) -> int:
 def check_text(game: str, option: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise StratagemError(f"{game}: {option} must be a non-empty string, got {value!r}")
-    return value
-
-
-def check_max_chars(game: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise StratagemError(f"{game}: max_chars must be an integer >= 1, got {value!r}")
     return value
 
 

@@ -15,7 +15,8 @@ rounds of clues recorded in GPT-4 self-play, which seed-004 §2's "fixed" defend
 
 Invalid replies (seed-004 is silent; §10.10 asks that parse failures be reported, which the engine
 does by recording the invalid decision, so these rules only say how the game goes on): a missing
-clue is an empty clue; a missing vote is an abstention and counts for nobody.
+clue is an empty clue (an empty or blank clue given as a move is illegal, re-asked as any illegal
+move: a clue describes the seat's word); a missing vote is an abstention and counts for nobody.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.games import settings_data
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Chars, Rounds, bounded
 from stratagem.games.magic.social_deduction import (
     CLUE,
     DEFAULT_MAX_CHARS,
@@ -37,10 +39,10 @@ from stratagem.games.magic.social_deduction import (
     Clue,
     Outcome,
     Result,
+    SeatOption,
     SelfVotes,
     ballots_of,
     cast_votes,
-    check_max_chars,
     check_seat,
     check_self_votes,
     check_text,
@@ -107,15 +109,16 @@ class UndercoverGame(Game):
 
     n_players = N_SEATS
 
+    @bounded("undercover")
     def __init__(
         self,
         setting: int = 0,
         civilian_word: str | None = None,
         undercover_word: str | None = None,
-        undercover: int | str | None = None,
-        rounds: int = SEED004_ROUNDS,
+        undercover: SeatOption = None,
+        rounds: Rounds = SEED004_ROUNDS,
         vote_template: bool = False,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        max_chars: Chars = DEFAULT_MAX_CHARS,
         name: str = "undercover",
         self_votes: SelfVotes = "refuse",
     ) -> None:
@@ -134,8 +137,6 @@ class UndercoverGame(Game):
         overridden = civilian_word is not None or undercover_word is not None
         overridden = overridden or undercover is not None
         self.recorded = None if overridden else stored_clues("undercover", chosen.get("clues"))
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise StratagemError(f"undercover: rounds must be an integer >= 1, got {rounds!r}")
         if not isinstance(vote_template, bool):
             raise StratagemError(
                 f"undercover: vote_template must be true or false, got {vote_template!r}"
@@ -143,7 +144,9 @@ class UndercoverGame(Game):
         self.rounds = rounds
         self.vote_template = vote_template
         self.self_votes = check_self_votes("undercover", self_votes)
-        self.space = FreeText(check_max_chars("undercover", max_chars))
+        self.space = FreeText(max_chars, nonblank="a clue")
+        """A clue describes the seat's word (seed-004 §3.2): saying nothing is no clue, so it is
+        refused and asked again as any illegal move; only a clue that stays missing is empty."""
         self.name = name
 
     def description(self) -> str:
@@ -264,7 +267,11 @@ class UndercoverState(State):
         return ""
 
     def forfeit(self, actions: Mapping[int, Action | None]) -> tuple[UndercoverState, list[Event]]:
-        """Missing votes abstain (module docstring)."""
+        """A missing clue is empty and missing votes abstain (module docstring); the empty clue
+        is the game's rule, not a move, so it skips the clue's space, which refuses an empty
+        clue from a player."""
+        if self.phase == CLUE and actions == {self.to_act()[0]: None}:
+            return self._next({self.to_act()[0]: self.fallback(self.to_act()[0])})
         if self.phase != VOTE or None not in actions.values():
             nxt, events = super().forfeit(actions)  # a clue's fallback, or plain `apply`
             assert isinstance(nxt, UndercoverState)

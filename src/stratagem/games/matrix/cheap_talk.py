@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stratagem.games.base import Event, Game, State
+from stratagem.games.bounds import Chars, Rounds, bounded
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation, RepeatedState
 from stratagem.games.spaces import Action, ActionSpace, FreeText
@@ -36,11 +37,12 @@ class CheapTalkObservation(RepeatedObservation):
 
 
 class CheapTalkGame(Game):
+    @bounded("cheap talk")
     def __init__(
         self,
         stage: NormalFormGame,
-        rounds: int,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        rounds: Rounds,
+        max_chars: Chars = DEFAULT_MAX_CHARS,
         name: str | None = None,
     ) -> None:
         self.repeated = RepeatedGame(stage, rounds)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Rounds, bounded
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.games.spaces import Action, Choice, IllegalAction
 
@@ -56,14 +57,13 @@ class RepeatedGame(Game):
     """`forfeit_payoffs` is what every player gets in a round where someone's move was invalid;
     the default, all zeros, is seed-003's rule (§3.4: "the round scores (0, 0)")."""
 
+    @bounded("repeated game")
     def __init__(
         self,
         stage: NormalFormGame,
-        rounds: int,
+        rounds: Rounds,
         forfeit_payoffs: tuple[float, ...] | None = None,
     ) -> None:
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise StratagemError(f"rounds must be an integer >= 1, got {rounds!r}")
         if forfeit_payoffs is not None and len(forfeit_payoffs) != stage.n_players:
             raise StratagemError(
                 f"forfeit payoffs need {stage.n_players} numbers, got {list(forfeit_payoffs)}"

@@ -28,11 +28,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Annotated, Any
 
 from stratagem.errors import StratagemError
 from stratagem.games import settings_data
 from stratagem.games.base import Event, Game, Observation, State
+from stratagem.games.bounds import Bounds, Rounds, bounded
 from stratagem.games.chat import HIDDEN, OUTCOME, moderator, seat_name, utterance
 from stratagem.games.spaces import Action, ActionSpace, IllegalAction
 from stratagem.games.tradecraft.actions import (
@@ -47,11 +48,21 @@ from stratagem.games.tradecraft.actions import (
     counts_json,
     describe,
 )
-from stratagem.games.tradecraft.rules import CraftOptions, floor_hand, load_rules, to_fraction
+from stratagem.games.tradecraft.rules import (
+    MAX_AMOUNT,
+    CraftOptions,
+    floor_hand,
+    load_rules,
+    to_fraction,
+)
 
 PROPOSAL, DECISION, CRAFT, OVER = "proposal", "decision", "craft", "over"
 WIN, TIE, TIMEOUT = "win", "tie", "timeout"
 DEFAULT_MAX_TURN = 15  # §2.7 [R] server/config/game.py; logged games use 30
+Proposer = Annotated[int, Bounds(0, 1, "a seat")]
+Fuel = Annotated[str | int, Bounds(0, MAX_AMOUNT, "an amount")]
+"""Fuel units per craft: a whole number here, or text ("1/8") read by `to_fraction`, whose
+bound it shares."""
 
 SCORING: dict[str, dict[str, tuple[float, float]]] = {
     # §2.7 [R] game_init.txt (the [A] default): a sole winner 3; several winners 1 each; a
@@ -102,16 +113,23 @@ class TradecraftGame(Game):
     n_players = 2
     name = "tradecraft"
 
+    @bounded("tradecraft")
     def __init__(
         self,
         instance: int = 0,
-        max_turn: int = DEFAULT_MAX_TURN,
+        max_turn: Rounds = DEFAULT_MAX_TURN,
         scoring: str = "game_init",
-        first_proposer: int = 0,
-        fuel_per_craft: str | int = "1/8",
+        first_proposer: Proposer = 0,
+        fuel_per_craft: Fuel = "1/8",
         fractional_amounts: bool = False,
     ) -> None:
-        self.rules = load_rules(CraftOptions(fuel_per_craft=to_fraction(fuel_per_craft)))
+        try:
+            fuel = to_fraction(fuel_per_craft)
+        except ValueError as exc:  # text beyond the bound, or no amount at all
+            raise StratagemError(f"tradecraft: fuel_per_craft: {exc}") from None
+        if fuel < 0:
+            raise StratagemError(f"tradecraft: fuel_per_craft must be >= 0, got {fuel_per_craft!r}")
+        self.rules = load_rules(CraftOptions(fuel_per_craft=fuel))
         if not isinstance(fractional_amounts, bool):
             raise StratagemError(
                 f"tradecraft: fractional_amounts must be true or false, got {fractional_amounts!r}"
@@ -122,14 +140,8 @@ class TradecraftGame(Game):
             raise StratagemError(f"tradecraft: instance must be an integer, got {instance!r}")
         if not 0 <= instance < len(instances):
             raise StratagemError(f"tradecraft: instance must be 0..{len(instances) - 1}")
-        if isinstance(max_turn, bool) or not isinstance(max_turn, int) or max_turn < 1:
-            raise StratagemError(f"tradecraft: max_turn must be an integer >= 1, got {max_turn!r}")
         if scoring not in SCORING:
             raise StratagemError(f"tradecraft: scoring must be one of {sorted(SCORING)}")
-        if first_proposer not in (0, 1):
-            raise StratagemError(
-                f"tradecraft: first_proposer must be 0 or 1, got {first_proposer!r}"
-            )
         data = instances[instance]
         self.instance, self.max_turn, self.scoring = instance, max_turn, scoring
         self.first_proposer = first_proposer
