@@ -175,6 +175,26 @@ def test_after_max_illegal_refusals_the_games_rule_for_a_missing_move_applies() 
     assert "wants to exchange Player 2's nothing with nothing" in env.observe("player_1")["text"]
 
 
+def test_a_blank_clue_is_refused_and_asked_again() -> None:
+    """Issue 33 item 11: an empty Chameleon clue was played as a clue. The engine refuses it as
+    any illegal move: nothing changes, the seat gets `illegal_reward` and acts again; after
+    `max_illegal` refusals the game's rule for a missing clue applies."""
+    env = stratagem.env("chameleon/0", max_illegal=2)
+    env.reset(seed=0)
+    env.step("   ")
+    assert env.agent_selection == "player_0" and env.rewards["player_0"] == -1.0
+    assert "a clue cannot be empty" in env.infos["player_0"]["illegal"]
+    assert env.unwrapped._state.clues == ()
+    env.step("It grows on vines.")
+    assert env.agent_selection == "player_1" and env.unwrapped._state.clues == (
+        "It grows on vines.",
+    )
+    env.step("")
+    env.step("")  # the second refusal: a missing clue, which the game plays as an empty one
+    assert env.agent_selection == "player_2"
+    assert env.unwrapped._state.clues == ("It grows on vines.", "")
+
+
 def test_no_seat_is_told_another_seats_secret() -> None:
     env = stratagem.env("chameleon/0")
     game = env.unwrapped.game
@@ -234,12 +254,49 @@ def test_a_bot_takes_a_seat() -> None:
         ({"game": "chameleon/0", "rounds": 3}, "takes no round count"),
         ({"game": "dilemma", "max_illegal": 0}, "max_illegal"),
         ({"game": "no-such-game"}, "no-such-game"),
+        # issue 33 item 6: 10**8 rounds took 3.76 GB at reset, 10**12 a MemoryError
+        ({"game": "dilemma", "rounds": 10**8},
+         "rounds must be a whole number from 1 to 10,000, got 100000000"),
+        ({"game": "npd3/0", "rounds": 10**12}, "rounds must be a whole number from 1 to 10,000"),
+        ({"game": "dilemma", "rounds": 0}, "rounds must be a whole number from 1 to 10,000"),
+        ({"game": "dilemma", "rounds": 2.5}, "rounds must be a whole number"),
+        # issue 33 item 11: a reward that is not a finite number poisons every sum of rewards
+        ({"game": "dilemma", "illegal_reward": float("nan")},
+         "illegal_reward must be a finite number, got nan"),
+        ({"game": "dilemma", "illegal_reward": float("-inf")}, "illegal_reward must be a finite"),
+        ({"game": "dilemma", "illegal_reward": "-1"}, "illegal_reward must be a finite number"),
+        ({"game": "dilemma", "illegal_reward": True}, "illegal_reward must be a finite number"),
     ],
-)
+)  # fmt: skip
 def test_bad_options_are_one_line_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(StratagemError, match=message) as caught:
         stratagem.env(**options)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("seed", ["a", 1.5, -1, 2**70, True, np.float64(3.0)])
+def test_a_seed_that_is_not_a_whole_number_from_0_is_one_line(seed: object) -> None:
+    """Issue 33 item 11: `reset(seed="a")`, `1.5`, `-1` and `2**70` were all taken as seeds."""
+    from stratagem.experiments.limits import MAX_SEED
+
+    env = stratagem.env("dilemma")
+    env.reset(seed=7)
+    with pytest.raises(StratagemError) as caught:
+        env.reset(seed=seed)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}"
+    )
+    assert env.episode_seed == 7  # the episode in play is untouched
+
+
+def test_seeds_in_range_and_numpys_integers_are_taken() -> None:
+    from stratagem.experiments.limits import MAX_SEED
+
+    env = stratagem.env("chameleon/0")
+    env.reset(seed=MAX_SEED)
+    assert env.episode_seed == MAX_SEED
+    env.reset(seed=np.int64(5))  # what a NumPy-driven training loop hands over
+    assert env.episode_seed == 5 and type(env.episode_seed) is int
 
 
 def test_import_stratagem_stays_without_pettingzoo() -> None:

@@ -147,3 +147,96 @@ def test_the_files_analysis_section_is_checked_before_playing_and_used_by_the_re
     # --set overrides the file: back to the default, nothing to state.
     assert cli(capsys, "report", "--out", "d.html", "--set", "thesis.numbers=first")[0] == 0
     assert "Analysis options that differ" not in _report_text(tmp_path / "d.html")
+
+
+# -- size options: a declared bound, checked where the value is given (issue 33 item 6) ------------
+
+
+def _size_options() -> list[tuple[str, str, object]]:
+    """(study, option, its Bounds) of every registered study option that is a count or holds
+    several values: a size, which must declare its bound."""
+    import dataclasses
+    import typing
+
+    import stratagem.studies  # noqa: F401  (registers the built-in studies)
+    from stratagem.analysis.report_options import Bounds
+    from stratagem.analysis.report_registry import registered
+
+    out = []
+    for study in registered():
+        if study.options is None:
+            continue
+        hints = typing.get_type_hints(study.options, include_extras=True)
+        for f in dataclasses.fields(study.options):
+            hint = hints[f.name]
+            bare = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+            kinds = {bare, *typing.get_args(bare)}
+            if int in kinds or typing.get_origin(bare) is tuple:
+                bounds = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Bounds)]
+                out.append((study.name, f.name, bounds[0] if bounds else None))
+    return out
+
+
+def test_every_size_option_of_every_study_declares_its_bound() -> None:
+    found = _size_options()
+    names = {f"{study}.{name}" for study, name, _ in found}
+    assert {"tom.bootstrap", "tom.folds", "tom.seed", "tom.epsilons", "magic.fixed_n"} <= names
+    assert [f"{s}.{n}" for s, n, bounds in found if bounds is None] == []
+
+
+@pytest.mark.parametrize(
+    ("study", "option", "value", "message"),
+    [
+        ("tom", "bootstrap", "1000000000",
+         "tom.bootstrap must be a whole number from 1 to 100,000, got 1000000000"),
+        ("tom", "bootstrap", 0, "tom.bootstrap must be a whole number from 1 to 100,000, got 0"),
+        ("tom", "folds", "100000", "tom.folds must be a whole number from 2 to 100, got 100000"),
+        ("tom", "seed", 2**70, "tom.seed must be a whole number from 0 to"),
+        ("tom", "epsilons", ",".join(["0.5"] * 1001), "tom.epsilons must have 1 to 100 items"),
+        ("magic", "fixed_n", "10000000000",
+         "magic.fixed_n must be a whole number from 1 to 1,000,000, got 10000000000"),
+    ],
+)  # fmt: skip
+def test_a_size_beyond_its_bound_is_one_line_naming_it(
+    study: str, option: str, value: object, message: str
+) -> None:
+    import stratagem.studies  # noqa: F401
+    from stratagem.analysis.report_registry import resolve_options
+
+    with pytest.raises(StratagemError) as caught:
+        resolve_options({study: {option: value}})
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_bound_holds_for_options_built_in_python_too() -> None:
+    from stratagem.studies.magic.options import MetricOptions
+    from stratagem.studies.tom.options import TomOptions
+
+    with pytest.raises(StratagemError, match="bootstrap must be a whole number from 1 to 100,000"):
+        TomOptions(bootstrap=10**9)
+    with pytest.raises(StratagemError, match="fixed_n must be a whole number from 1 to 1,000,000"):
+        MetricOptions(fixed_n=10**10)
+    assert TomOptions(bootstrap=100_000).bootstrap == 100_000  # the bound itself is allowed
+
+
+def test_report_set_and_a_dry_run_refuse_a_size_beyond_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's command grew to 5.4 GB in 60 s; the same value in `analysis:` passed
+    `--dry-run`. Both are one line now, before anything is computed or played."""
+    monkeypatch.chdir(tmp_path)
+    huge = {"tom": {"bootstrap": 1_000_000_000}}
+    code, out, err = cli(capsys, "run", str(_experiment(tmp_path, huge)), "--dry-run")
+    assert code == 2 and out == "", out
+    (line,) = err.strip().splitlines()
+    assert (
+        "analysis: tom.bootstrap must be a whole number from 1 to 100,000, got 1000000000" in line
+    )
+    assert not (tmp_path / "results" / "small").exists()
+
+    assert cli(capsys, "run", str(_experiment(tmp_path)), "--no-progress")[0] == 0
+    code, out, err = cli(capsys, "report", "--out", "x.html", "--set", "tom.bootstrap=1000000000")
+    assert code == 2 and out == "", out
+    (line,) = err.strip().splitlines()
+    assert "tom.bootstrap must be a whole number from 1 to 100,000, got 1000000000" in line
+    assert not (tmp_path / "x.html").exists()

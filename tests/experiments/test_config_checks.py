@@ -98,10 +98,11 @@ def test_the_dry_run_refuses_an_unknown_provider_and_a_missing_gguf(
     line = refused(capsys, file, *flags)
     assert line.startswith(f"{file}: models.0.model: unknown model provider 'openia': ")
     gguf = tmp_path / "models" / "missing.gguf"
-    file = write(tmp_path, experiment(tmp_path, models=[{"model": f"local/{gguf}"}]))
+    entry = {"model": "local/mine", "path": str(gguf)}
+    file = write(tmp_path, experiment(tmp_path, models=[entry]))
     line = refused(capsys, file, *flags)
-    assert line == f"{file}: models.0.model: local model '{gguf}': no such GGUF file " + (
-        "(use local/gemma-3-270m or local/<path to a .gguf file>)"
+    assert line == (
+        f"{file}: models.0: local/mine: path '{gguf}': cannot read it (No such file or directory)"
     )
 
 
@@ -109,8 +110,9 @@ def test_a_gguf_file_that_exists_is_planned_without_loading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gguf = tmp_path / "tiny.gguf"
-    gguf.write_bytes(b"not a model: the dry run never loads it")
-    file = write(tmp_path, experiment(tmp_path, models=[{"model": f"local/{gguf}"}]))
+    gguf.write_bytes(b"GGUF, but not a model: the dry run never loads it")
+    entry = {"model": "local/tiny", "path": str(gguf)}
+    file = write(tmp_path, experiment(tmp_path, models=[entry]))
     code, out, err = cli(capsys, "run", str(file), "--dry-run")
     assert (code, err) == (0, "") and out.startswith("plan: ")
 
@@ -211,3 +213,65 @@ def test_a_stored_config_reads_back(example: Path) -> None:
     config = load_config(example)
     stored = config.model_dump(mode="json")
     assert ExperimentConfig.model_validate(stored) == config
+
+
+def _pgm_ids(tmp_path: Path, options: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    from stratagem.experiments.config import ExperimentConfig
+    from stratagem.experiments.grid import expand
+
+    config = ExperimentConfig.model_validate(pgm(tmp_path, options))
+    return [s.id for s in expand(config)], config.agents[0].options
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [("yes", True), ("on", True), ("true", True), (1, True), ("no", False), (0, False)],
+)
+def test_an_option_value_enters_the_episode_id_as_its_declared_type(
+    tmp_path: Path, given: object, canonical: bool
+) -> None:
+    """`code_compat: "yes"` was stored raw and gave other episode ids than `true` (issue 33 item
+    11): the same play under two ids, played and paid for twice."""
+    ids, options = _pgm_ids(tmp_path, {"code_compat": given, "factor_scale": "0.5"})
+    want, stored = _pgm_ids(tmp_path, {"code_compat": canonical, "factor_scale": 0.5})
+    assert options == stored == {"code_compat": canonical, "factor_scale": 0.5}
+    assert type(options["code_compat"]) is bool and ids == want
+
+
+def test_canonical_option_values_keep_their_ids(tmp_path: Path) -> None:
+    """Values already of their type stay as written, so stored episodes keep their ids: a whole
+    number for a float option too (JSON writes 1 and 1.0 differently)."""
+    ids, options = _pgm_ids(tmp_path, {"code_compat": True, "factor_scale": 1, "ties": None})
+    assert options == {"code_compat": True, "factor_scale": 1, "ties": None}
+    assert type(options["factor_scale"]) is int
+    assert ids == _pgm_ids(tmp_path, {"code_compat": True, "factor_scale": 1, "ties": None})[0]
+
+
+def test_an_option_value_its_type_cannot_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = write(tmp_path, pgm(tmp_path, {"code_compat": "maybe"}))
+    line = refused(capsys, file, "--dry-run")
+    assert line.startswith(f"{file}: agents.0.options.code_compat: ")
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ({"name": "plain", "samples": 10**9}, "agents.0.samples"),
+        ({"name": "plain", "max_reasks": 10**9}, "agents.0.max_reasks"),
+        ({"name": "d", "kind": "debate", "attitude": "compute", "max_turns": 10**9},
+         "agents.0.max_turns"),
+        ({"name": "t", "kind": "tool", "attitude": "compute", "max_tool_calls": 10**9},
+         "agents.0.max_tool_calls"),
+    ],
+)  # fmt: skip
+def test_every_count_of_an_agent_entry_has_a_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], entry: dict[str, Any], field: str
+) -> None:
+    """Issue 33 item 6: a count with an extra zero or three (a billion samples or re-asks per
+    decision) passed the dry run; each is refused in one line, naming the field."""
+    file = write(tmp_path, experiment(tmp_path, agents=[entry]))
+    line = refused(capsys, file, "--dry-run")
+    assert line.startswith(f"{file}: {field}: ")
+    assert "less than or equal to 100" in line or "to 100, or 'study'" in line

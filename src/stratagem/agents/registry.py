@@ -66,6 +66,20 @@ class Architecture:
             only = f" (only {', '.join(others)} agents do)" if others else ""
             raise StratagemError(f"{field}: {self.name} agents take no {field}{only}")
 
+    def canonical_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """`options` with each value as its declared type reads it (`"yes"` -> True, `"5"` -> 5),
+        since the values enter episode ids: `code_compat: "yes"` and `true` must be one play.
+        A value already of its type stays as written, a whole number for a float included, so
+        stored episodes keep their ids; options that do not validate are returned unchanged,
+        for `check_options` to refuse."""
+        if self.options is None:
+            return options
+        try:
+            checked = self.options.model_validate(options)
+        except ValidationError:
+            return options
+        return {name: _canonical(value, getattr(checked, name)) for name, value in options.items()}
+
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse options this architecture does not take, naming the first problem."""
         if self.options is None:
@@ -81,6 +95,16 @@ class Architecture:
         for name, value in checked:  # "1e309" reads as inf, and no setting means infinity
             if isinstance(value, float) and not math.isfinite(value):
                 raise StratagemError(f"options.{name}: must be a finite number, not {value}")
+
+
+def _canonical(given: Any, read: Any) -> Any:
+    """The value an option enters an id with: `given` where it is already what its type read
+    (a number for a float: JSON writes 1 and 1.0 differently), else the value read."""
+    if type(given) is type(read) and given == read:
+        return given
+    if type(given) is int and type(read) is float and given == read:
+        return given
+    return read
 
 
 ARCHITECTURES: dict[str, Architecture] = {}

@@ -6,6 +6,12 @@ annotations the types, their defaults the spec's. The report gets the values fro
 file's `analysis:` section (`{study: {option: value}}`), overridden by `stratagem report --set
 study.option=value`; every name is checked against the study's dataclass before anything is
 computed, and a section states the options that differ from its defaults (`differences`).
+
+A size (a count of replicates, of folds, a seed, a list of values) declares its range where the
+option is declared, `bootstrap: Annotated[int, Bounds(1, MAX_BOOTSTRAP)] = 2000`: the value is
+checked when it is read by name (so `--set` and the file's `analysis:`, `--dry-run` included,
+refuse it in one line) and when the options are built in Python (`check_bounds`), since an
+unbounded size grows until the machine kills the report.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ import dataclasses
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import check_range
 
 T = TypeVar("T")
 
@@ -25,6 +33,40 @@ Settings = dict[str, dict[str, Any]]
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 _NONE = ("none", "null", "~")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The range of a size option, declared in its annotation: a whole number from `low` to
+    `high`, or for a list-valued option (a tuple) its number of items."""
+
+    low: int
+    high: int
+
+    def check(self, value: Any, where: str) -> None:
+        if value is None:
+            return  # an optional size left unset
+        if isinstance(value, tuple):
+            if not self.low <= len(value) <= self.high:
+                raise StratagemError(
+                    f"{where} must have {self.low:,} to {self.high:,} items, got {len(value):,}"
+                )
+            return
+        check_range(where, value, self.low, self.high)
+
+
+def check_bounds(options: object) -> None:
+    """Every declared `Bounds` of an options dataclass instance, for options built in Python
+    (`__post_init__`); one line naming the first option out of its range."""
+    assert dataclasses.is_dataclass(options) and not isinstance(options, type)
+    hints = typing.get_type_hints(type(options), include_extras=True)
+    for f in dataclasses.fields(options):
+        for bounds in _bounds(hints[f.name]):
+            bounds.check(getattr(options, f.name), f.name)
+
+
+def _bounds(hint: Any) -> list[Bounds]:
+    return [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Bounds)]
 
 
 def parse_assignments(items: Iterable[str]) -> Settings:
@@ -53,7 +95,7 @@ def build_options(cls: type[T], values: Mapping[str, Any], study: str) -> T:
     field's type; unknown names and bad values are one-line errors naming `study.option`."""
     assert dataclasses.is_dataclass(cls)
     known = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     kwargs: dict[str, Any] = {}
     for name, value in values.items():
         if name not in known:
@@ -72,8 +114,14 @@ def build_options(cls: type[T], values: Mapping[str, Any], study: str) -> T:
 
 def convert(value: Any, hint: Any, where: str) -> Any:
     """`value` (YAML-typed or text) as the annotation `hint` asks: bool, int, float, str, a
-    Literal, an optional of one of them, or a tuple of them."""
+    Literal, an optional of one of them, or a tuple of them; `Annotated` with `Bounds` checks the
+    range."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        converted = convert(value, args[0], where)
+        for bounds in _bounds(hint):
+            bounds.check(converted, where)
+        return converted
     if origin in (typing.Union, types.UnionType):
         if _is_none(value) and type(None) in args:
             return None

@@ -9,8 +9,8 @@ largest grid is a few thousand games) and far below what breaks: SQLite stores i
 from __future__ import annotations
 
 from stratagem.errors import StratagemError
+from stratagem.games.bounds import MAX_ROUNDS as MAX_ROUNDS  # a game's own bound, declared there
 
-MAX_ROUNDS = 10_000
 MAX_TURNS = 1_000_000
 """Turns of one tournament match (rule-based play is cheap: a million turns takes seconds)."""
 MAX_REPETITIONS = 10_000
@@ -18,6 +18,10 @@ MAX_GENERATIONS = 1_000_000
 MAX_EPISODES = 1_000_000
 """Episodes of one experiment file."""
 MAX_CONCURRENCY = 10_000
+MAX_ENDPOINTS = 1_024
+"""Servers in one model's pool (`endpoints:` or an `endpoints_file`): a thousand GPUs, each its
+own server. Each one is health-checked, routed over for every call and shown in the plan and
+the progress lines, so a runaway file (a job appending its hosts on every restart) stops here."""
 MAX_MATCH_ROUNDS = 10_000_000
 """Rounds of rule-based play in one tournament or Moran process: its matches times their turns.
 A tournament stores every round (about 70 bytes each, so at most about 700 MB of store) and
@@ -27,6 +31,19 @@ MAX_POPULATION = 1_000
 plays each pair of them, so its work grows with the square."""
 SQLITE_MAX = 2**63 - 1
 SQLITE_MIN = -(2**63)
+MAX_SEED = SQLITE_MAX
+"""Seeds are whole numbers from 0 to this: any of them can be an experiment's `seeds:` entry and
+be stored; NumPy and Gymnasium refuse negative seeds."""
+MAX_BOOTSTRAP = 100_000
+"""Bootstrap replicates of one interval: 50 times the studies' 2,000. Each replicate is kept,
+so a billion (an extra zero or three) filled 5 GB within a minute."""
+MAX_FOLDS = 100
+"""Cross-validation folds: each refits a model on a grid of parameters."""
+MAX_OPTION_ITEMS = 100
+"""Values of one list-valued analysis option (a sensitivity table's rows)."""
+MAX_PER_DECISION = 100
+"""Model calls one agent setting may ask for in one decision (self-consistency samples, re-asks,
+debate turns, tool calls): the studies use at most 10, and each call is paid for."""
 
 
 def check_range(what: str, value: int, low: int, high: int) -> int:
@@ -36,6 +53,11 @@ def check_range(what: str, value: int, low: int, high: int) -> int:
             f"{what} must be a whole number from {low:,} to {high:,}, got {value!r}"
         )
     return value
+
+
+def check_seed(what: str, value: object) -> int:
+    """A seed: a whole number from 0 to `MAX_SEED` (not a bool, a float or a string)."""
+    return check_range(what, value, 0, MAX_SEED)  # type: ignore[arg-type]  # checked there
 
 
 def check_storable(what: str, value: int) -> int:

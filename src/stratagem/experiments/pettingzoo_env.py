@@ -19,6 +19,7 @@ Conventions (documented in docs/pettingzoo.md):
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Coroutine, Mapping
 from typing import Any, ClassVar
@@ -35,6 +36,7 @@ from stratagem.agents.registry import repeated_matrix_only
 from stratagem.agents.strategy_agent import StrategyAgent
 from stratagem.errors import StratagemError
 from stratagem.experiments.grid import build_game
+from stratagem.experiments.limits import MAX_ROUNDS, check_range, check_seed
 from stratagem.experiments.pettingzoo_spaces import (
     MAX_VIEW_CHARS,
     Utterance,
@@ -75,7 +77,8 @@ class StratagemEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no types
     ) -> None:
         super().__init__()
         bots = dict(bots or {})
-        _check(game, bots, actions, max_illegal, render_mode, self.metadata["render_modes"])
+        modes = self.metadata["render_modes"]
+        _check(game, bots, actions, illegal_reward, max_illegal, render_mode, modes)
         self.game, self.render_mode = game, render_mode
         self.illegal_reward, self.max_illegal = float(illegal_reward), max_illegal
         self._bots = {seat: StrategyAgent(get_strategy(spec)) for seat, spec in bots.items()}
@@ -121,6 +124,7 @@ class StratagemEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no types
         """A new episode: `seed` is the game's seed (its chance: roles, words, instances), as an
         experiment's `seeds:` entry; without one, the next seed of the last one given."""
         if seed is not None:
+            seed = check_seed("seed", _whole(seed))
             self._rng.seed(seed)
         self.episode_seed = self._rng.randrange(2**31) if seed is None else seed
         self._state = self.game.initial_state(self.episode_seed)
@@ -260,6 +264,7 @@ def _check(
     game: Game,
     bots: Mapping[int, str],
     actions: str,
+    illegal_reward: float,
     max_illegal: int,
     render_mode: str | None,
     render_modes: list[str],
@@ -267,6 +272,9 @@ def _check(
     """One-line errors for options that cannot work, naming the option."""
     if actions not in ACTION_MODES:
         raise StratagemError(f"actions: expected one of {list(ACTION_MODES)}, got {actions!r}")
+    number = not isinstance(illegal_reward, bool) and isinstance(illegal_reward, int | float)
+    if not number or not math.isfinite(illegal_reward):  # a NaN poisons every sum of rewards
+        raise StratagemError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
     if isinstance(max_illegal, bool) or not isinstance(max_illegal, int) or max_illegal < 1:
         raise StratagemError(f"max_illegal: expected a whole number >= 1, got {max_illegal!r}")
     if render_mode is not None and render_mode not in render_modes:
@@ -279,6 +287,12 @@ def _check(
             raise StratagemError(f"bots: strategy '{spec}' {why}, not '{game.name}'")
         assert isinstance(game, RepeatedGame)
         get_strategy(spec).reset(game.stage, player=seat)
+
+
+def _whole(value: object) -> object:
+    """A NumPy integer as the int it is (a training loop's seeds often are); anything else as
+    given, for the range check to judge."""
+    return int(value) if isinstance(value, np.integer) else value
 
 
 def _now(coroutine: Coroutine[Any, Any, Decision]) -> Decision:
@@ -317,6 +331,8 @@ def make_env(
     matrix = isinstance(entry.factory(), NormalFormGame)
     if rounds is not None and not matrix and "rounds" not in entry.options():
         raise StratagemError(f"rounds: game '{game}' takes no round count")
+    if rounds is not None:  # the experiment file's bound (`rounds:`)
+        rounds = check_range("rounds", _whole(rounds), 1, MAX_ROUNDS)  # type: ignore[arg-type]
     if rounds is None and matrix:
         rounds = entry.rounds[0] if entry.rounds else 1
     built = build_game(game, None, rounds, options)

@@ -268,11 +268,11 @@ def test_the_report_counts_repairs_and_duplicates(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("values", "named"),
     [
-        ({"folds": 1}, "folds must be a whole number >= 2, got 1"),
+        ({"folds": 1}, "folds must be a whole number from 2 to 100, got 1"),
         ({"level": 1.0}, "level must be strictly between 0 and 1, got 1.0"),
         ({"epsilon": 0.0}, "epsilon must be positive, got 0.0"),
         ({"epsilons": ()}, "epsilons must be a non-empty list of numbers"),
-        ({"bootstrap": True}, "bootstrap must be a whole number >= 1, got True"),
+        ({"bootstrap": True}, "bootstrap must be a whole number from 1 to 100,000, got True"),
         ({"selection": "test"}, "selection must be one of train, inner_cv, got 'test'"),
         ({"f1_classes": "all"}, "f1_classes must be one of both, present, got 'all'"),
         ({"score_rounding": "up"}, "score_rounding must be one of half_even, half_up, down"),

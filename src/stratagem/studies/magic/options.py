@@ -15,9 +15,11 @@ resolved options.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from stratagem.analysis.report_options import Bounds, check_bounds
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import MAX_EPISODES
 
 CODE_FIXED_N = 20
 """The code's denominator for the social-game role rates: n = 20 when 21 or more games were
@@ -57,7 +59,7 @@ class MetricOptions:
     were played; "code" = the code's count, per competition: 20 if 21 or more games were
     planned in it, else the number planned (crashed games then lower the rate)."""
 
-    fixed_n: int | None = None
+    fixed_n: Annotated[int | None, Bounds(1, MAX_EPISODES)] = None
     """fixed_n (seed-004 §4; default none): one n for every social role rate, overriding
     `game_count`."""
 
@@ -124,10 +126,7 @@ class MetricOptions:
     remaining points + share; "net" = share minus the challenger's own contributions."""
 
     def __post_init__(self) -> None:
-        if self.fixed_n is not None and (
-            isinstance(self.fixed_n, bool) or not isinstance(self.fixed_n, int) or self.fixed_n < 1
-        ):
-            raise StratagemError(f"fixed_n must be a positive integer or None, got {self.fixed_n}")
+        check_bounds(self)
         if not 0 <= self.alpha <= 1:
             raise StratagemError(f"alpha must be in [0, 1], got {self.alpha}")
         if self.deception_lambda < 0:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from stratagem.agents.tom.scores import Rounding, ScoreReading
+from stratagem.analysis.report_options import Bounds, check_bounds
 from stratagem.errors import StratagemError
+from stratagem.experiments.limits import MAX_BOOTSTRAP, MAX_FOLDS, MAX_OPTION_ITEMS, MAX_SEED
 
 Selection = Literal["train", "inner_cv"]
 F1Classes = Literal["both", "present"]
@@ -28,7 +30,7 @@ class TomOptions:
     epsilon: float = 1e-6
     """§4 [A], default 1e-6 (the spec's): smoothing added to every 0–10 score before the
     reports are normalised to distributions for the KL."""
-    epsilons: tuple[float, ...] = (1e-6, 0.5, 1.0)
+    epsilons: Annotated[tuple[float, ...], Bounds(1, MAX_OPTION_ITEMS)] = (1e-6, 0.5, 1.0)
     """§4 [A], default (1e-6, 0.5, 1) (the spec's): the ε values of the sensitivity table."""
     include_baseline: bool = False
     """§5 [A], §6 [A], §12.3, default False (the spec's): whether the V0 baseline's proposals
@@ -38,15 +40,15 @@ class TomOptions:
     offered, nothing requested) everywhere: the §5 scatter, the §6 decisions and §7's
     acceptance rate. An empty proposal is valid and delivered (§2.6), and §5 keeps every valid
     proposal, §6 every proposal shown to the decision maker, §7 divides by valid proposals."""
-    bootstrap: int = 2000
+    bootstrap: Annotated[int, Bounds(1, MAX_BOOTSTRAP)] = 2000
     """§5 [P], default 2000 (the paper's B): bootstrap replicates, each resampling all the
     (model, group)'s games with replacement."""
     level: float = 0.90
     """§5 [P], default 0.90 (the paper's): the percentile interval's coverage."""
-    seed: int = 0
+    seed: Annotated[int, Bounds(0, MAX_SEED)] = 0
     """Not in the spec (stratagem's), default 0: the seed of every resampling, so intervals
     are reproducible."""
-    folds: int = 3
+    folds: Annotated[int, Bounds(2, MAX_FOLDS)] = 3
     """§6 [P], default 3 (the paper's): episode-wise GroupKFold splits."""
     C: float = 1.0
     """§6 [A], default 1 (the spec's; it also asks for 1e6): inverse L2 strength of the
@@ -85,12 +87,10 @@ class TomOptions:
             )
         for e in self.epsilons:
             _positive_float("epsilons", e)
+        check_bounds(self)
         for name in ("include_baseline", "skip_empty", "refine", "string_scores"):
             if not isinstance(getattr(self, name), bool):
                 raise StratagemError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        _integer("bootstrap", self.bootstrap, 1)
-        _integer("seed", self.seed, 0)
-        _integer("folds", self.folds, 2)
         _number("level", self.level)
         if not 0 < self.level < 1:
             raise StratagemError(f"level must be strictly between 0 and 1, got {self.level!r}")
@@ -123,11 +123,6 @@ def _positive_float(name: str, value: object) -> None:
     _number(name, value)
     if isinstance(value, int | float) and value <= 0:
         raise StratagemError(f"{name} must be positive, got {value!r}")
-
-
-def _integer(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise StratagemError(f"{name} must be a whole number >= {low}, got {value!r}")
 
 
 DEFAULTS = TomOptions()
