@@ -30,8 +30,9 @@ from typing import Any, NamedTuple
 from latency_server import start, url_of
 
 import stratagem.experiments.event_loop as event_loop
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.endpoints import EndpointEntry
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.runner import STORE_FILE, Runner, RunSummary
 from stratagem.experiments.store import ResultStore
 

@@ -54,7 +54,8 @@ import stratagem.experiments.runner as runner_module
 from stratagem.agents.plain import PlainLLMAgent
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.strategy_agent import StrategyAgent
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.runner import Runner
 from stratagem.games.catalog import get_stage
 from stratagem.games.matrix.repeated import RepeatedGame

@@ -14,7 +14,8 @@ from support.stores import store_with_episodes
 
 from stratagem.experiments import checkpoints
 from stratagem.experiments.checkpoints import BackgroundCheckpoints
-from stratagem.experiments.config import ExperimentConfig, ModelEntry
+from stratagem.experiments.config import ExperimentConfig
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.runner import CACHE_FILE, STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.cache import ResponseCache

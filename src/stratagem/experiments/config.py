@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -28,118 +27,19 @@ from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
-from stratagem.experiments.endpoints import EndpointEntry
 from stratagem.experiments.limits import (
     MAX_CONCURRENCY,
+    MAX_PER_DECISION,
     MAX_REPETITIONS,
     MAX_ROUNDS,
     SQLITE_MAX,
     SQLITE_MIN,
 )
-from stratagem.experiments.quotas import LimitsConfig
+from stratagem.experiments.model_entry import ModelEntry
+from stratagem.experiments.strict import Strict
 from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import check_game_options, expand_settings, make_variant
 from stratagem.games.matrix.normal_form import NormalFormGame
-from stratagem.llm.reasoning import check_settings
-from stratagem.llm.registry import check_model
-
-
-class Strict(BaseModel):
-    # "1e309" reads as inf; no setting of an experiment means infinity (or NaN)
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class PriceConfig(Strict):
-    """USD per million tokens. Left out, `cached_input` (input the provider's prompt cache read)
-    is billed at the built-in table's discount for the model applied to `input`, or at `input`
-    for a model the table does not know; `cache_write` at 1.25 x `input` (`llm.pricing`)."""
-
-    input: float = Field(ge=0)
-    """Input tokens, at the full rate."""
-    output: float = Field(ge=0)
-    """Output tokens, thinking tokens included."""
-    cached_input: float | None = Field(None, ge=0)
-    """Input tokens the provider's prompt cache read."""
-    cache_write: float | None = Field(None, ge=0)
-    """Input tokens written to the provider's prompt cache."""
-
-
-class ModelEntry(Strict):
-    """One model: `provider/model` plus how to reach it."""
-
-    id: str | None = None
-    """A short name used in episode specs and tables; the model string by default."""
-    model: str
-    """`provider/model`: `openai/...`, `anthropic/...`, `bedrock/...`, `local/gemma-3-270m` (the
-    embedded default), `local/<path>.gguf`, or `scripted/...` (tests of logic only)."""
-    base_url: str | None = None
-    """An OpenAI-compatible server's URL for an `openai/` model (vLLM, llama.cpp, Ollama...)."""
-    endpoints: list[EndpointEntry] | None = None
-    """Several servers of this `openai/` model used as one pool, instead of `base_url`: each
-    episode keeps to one while it is healthy, calls move on when one fails (`llm.pool`).
-    `max_concurrency` below still caps the whole pool: raise it to the servers' total."""
-    endpoints_file: str | None = None
-    """Instead of `endpoints`: a file of the pool's URLs, one a line (blank lines and # comments
-    ignored), as a cluster job writes it; read when the run starts, relative to the cwd."""
-    api_key_env: str | None = None
-    """The environment variable holding the API key (keys never go in files)."""
-    max_concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
-    """This model's calls in flight at once: 4 suits hosted rate limits and one-slot local
-    servers; a fast endpoint takes 64-256."""
-    timeout_s: float = Field(60.0, gt=0)
-    """Seconds a call may take before it is abandoned and retried."""
-    latency_s: float | None = Field(None, gt=0, le=3600)
-    """The expected seconds per call, for the plan's wall-time estimate (`--dry-run`); the
-    median of this directory's paid calls of the model replaces it once there are some."""
-    limits: LimitsConfig = LimitsConfig()
-    """Rate limits (below)."""
-    price: PriceConfig | None = None
-    """Prices (below), over the built-in table of the providers' list prices."""
-    params: dict[str, Any] = {}
-    """Extra provider parameters (e.g. n_ctx for local models, structured for OpenAI servers)."""
-
-    @field_validator("model")
-    @classmethod
-    def _provider_model(cls, value: str) -> str:
-        if "/" not in value or not value.split("/", 1)[0] or not value.split("/", 1)[1]:
-            raise ValueError("must be 'provider/model', e.g. openai/gpt-4o-mini")
-        return value
-
-    @model_validator(mode="after")
-    def _endpoints(self) -> ModelEntry:
-        """`endpoints` (or `endpoints_file`) replaces `base_url`, holds one server at least, and
-        is for openai/ only."""
-        if self.endpoints is not None and self.endpoints_file is not None:
-            raise ValueError("give endpoints or endpoints_file, not both")
-        if self.endpoints is None and self.endpoints_file is None:
-            return self
-        if self.base_url is not None:
-            pool = "endpoints" if self.endpoints is not None else "endpoints_file"
-            raise ValueError(f"give base_url or {pool}, not both")
-        if self.endpoints is not None and not self.endpoints:
-            raise ValueError("endpoints is empty; list one server at least")
-        if not self.model.startswith("openai/"):
-            raise ValueError("endpoints are for OpenAI-compatible (openai/...) models only")
-        return self
-
-    @model_validator(mode="after")
-    def _reasoning_settings(self) -> ModelEntry:
-        """A thinking budget or reasoning effort its provider does not honour is refused when the
-        file loads (so `--dry-run` says so too), not ignored; so are an unknown provider and a
-        local GGUF file that does not exist, which the run would refuse."""
-        try:
-            check_model(self.model)
-        except StratagemError as exc:
-            raise ValueError(f"model: {exc}") from None
-        try:
-            check_settings(self.model, self.params)
-        except StratagemError as exc:
-            raise ValueError(str(exc)) from None
-        return self
-
-    @property
-    def name(self) -> str:
-        return self.id or self.model
 
 
 class AgentEntry(Strict):
@@ -157,9 +57,9 @@ class AgentEntry(Strict):
     """Ask seed-001's four comprehension questions after every round (§7)."""
     memory: Literal["fresh", "episode"] = "fresh"
     """Tool and debate agents: a fresh conversation per decision, or one kept for the episode."""
-    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1)
+    max_turns: int = Field(DEFAULT_MAX_TURNS, ge=1, le=MAX_PER_DECISION)
     """Debate agents: the turn cap of one debate, both speakers together (seed-001 AMBIG-5)."""
-    max_tool_calls: int = Field(DEFAULT_MAX_TOOL_CALLS, ge=0)
+    max_tool_calls: int = Field(DEFAULT_MAX_TOOL_CALLS, ge=0, le=MAX_PER_DECISION)
     """Tool agents: tool calls run per decision (1: the thesis' "Use each tool only once")."""
     framing: str = "neutral"
     """A prompt framing: neutral, prisoner (seed-001), counterfactual (seed-003 as its code ran) or
@@ -182,7 +82,7 @@ class AgentEntry(Strict):
     """choice: the reply is constrained to a label; json / tag: parsed, re-asked when invalid."""
     history: Literal["prompt", "chat"] = "prompt"
     """prompt: the history is appended to each prompt; chat: it is kept as a multi-turn chat."""
-    max_reasks: int = Field(5, ge=0)
+    max_reasks: int = Field(5, ge=0, le=MAX_PER_DECISION)
     """Re-asks of a reply that is not a legal action, each with the error as a hint, before the
     decision is recorded as invalid."""
     invalid: str = "forfeit"
@@ -203,6 +103,14 @@ class AgentEntry(Strict):
             raise ValueError(f"got {value!r}, allowed: {', '.join(ARCHITECTURES)}")
         return value
 
+    @field_validator("options")
+    @classmethod
+    def _canonical(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Each option as its declared type reads it, before it enters the episode id
+        (`Architecture.canonical_options`); `_fits_kind` refuses what its type cannot read."""
+        kind = info.data.get("kind")
+        return ARCHITECTURES[kind].canonical_options(value) if kind in ARCHITECTURES else value
+
     @model_validator(mode="after")
     def _fits_kind(self) -> AgentEntry:
         """The architecture says which settings it honours (`Architecture.settings`) and which
@@ -220,8 +128,10 @@ class AgentEntry(Strict):
             raise ValueError(str(exc)) from None
         if "attitude" in architecture.settings and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
-        if isinstance(self.samples, int) and self.samples < 1:
-            raise ValueError("samples: must be >= 1 (1 = no self-consistency) or 'study'")
+        if isinstance(self.samples, int) and not 1 <= self.samples <= MAX_PER_DECISION:
+            raise ValueError(
+                f"samples: must be from 1 (no self-consistency) to {MAX_PER_DECISION}, or 'study'"
+            )
         return self
 
     def key(self) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
+from stratagem.experiments.config import AgentEntry, ExperimentConfig, VariantEntry
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.games.catalog import check_game_options
 
 E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
-from stratagem.experiments.config import AgentEntry, ExperimentConfig, ModelEntry, VariantEntry
+from stratagem.experiments.config import AgentEntry, ExperimentConfig, VariantEntry
 from stratagem.experiments.ids import stable_id
 from stratagem.experiments.lineups import (
     AGENT_OPPONENT,
@@ -26,6 +26,7 @@ from stratagem.experiments.lineups import (
     expand_lineup,
     model_settings,
 )
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.catalog import check_game_options, get_entry, get_game, split_setting

@@ -15,7 +15,8 @@ from typing import Any
 
 from stratagem.agents.registry import check_plays
 from stratagem.errors import StratagemError
-from stratagem.experiments.config import AgentEntry, ModelEntry, RotationEntry
+from stratagem.experiments.config import AgentEntry, RotationEntry
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.games.base import Game
 from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.llm.reasoning import ANSWER_PARAMS

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 from stratagem.agents.registry import get_architecture
 from stratagem.agents.self_consistency import SEED003_SAMPLES
-from stratagem.experiments.config import ConfirmConfig, ModelEntry
+from stratagem.experiments.config import ConfirmConfig
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.lineups import Seat
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.plan_spread import PoolSpread
 from stratagem.experiments.plan_time import Latency, ModelLoad, WallTime, duration, wall_time
 from stratagem.games.base import Game

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stratagem.experiments.config import ModelEntry
 from stratagem.experiments.endpoints import pool_of
+from stratagem.experiments.model_entry import ModelEntry
 from stratagem.llm.pool import preferred, shown_url
 
 
