@@ -61,13 +61,15 @@ def chromium() -> Iterator[Any]:
 
 
 @contextmanager
-def serving(*results: Path | str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`stratagem view RESULTS...` (and options) on a free port until the block ends; the URL
-    it prints."""
+def serving(
+    *results: Path | str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Iterator[str]:
+    """`stratagem view RESULTS...` (and options) on a free port, run in `cwd`, until the block
+    ends; the URL it prints."""
     proc = subprocess.Popen(
         [COMMAND, "view", *map(str, results)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **(env or {})}, cwd=cwd,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     assert proc.stdout is not None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stratagem.web.play.app import SEAT_HEADER
 from support.play import COMMAND
 
 LINK = re.compile(r"seat (\d+): (http://127\.0\.0\.1:\d+/play#[\w-]+)")
@@ -31,18 +32,23 @@ class Played:
     lines: list[str] = field(default_factory=list)
 
     def api(self, seat: int) -> str:
-        """The API URL of a seat (its token is the link's fragment)."""
-        page, _, token = self.links[seat].partition("#")
-        return page.removesuffix("play") + f"api/seats/{token}"
+        """The seats' API URL (the same for every seat: the token goes in a header)."""
+        return self.links[seat].partition("#")[0].removesuffix("play") + "api/seat"
+
+    def token(self, seat: int) -> dict[str, str]:
+        """The header that names the seat: its token, the link's fragment."""
+        return {SEAT_HEADER: self.links[seat].partition("#")[2]}
 
     def news(self, seat: int, after: int = 0, wait: int = 0) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.api(seat)}?after={after}&wait={wait}") as r:
+        url = f"{self.api(seat)}?after={after}&wait={wait}"
+        with urllib.request.urlopen(urllib.request.Request(url, headers=self.token(seat))) as r:
             return dict(json.load(r))
 
-    def send(self, seat: int, line: str) -> tuple[int, dict[str, Any]]:
+    def send(self, seat: int, line: str, turn: int) -> tuple[int, dict[str, Any]]:
+        """POST the line for move `turn` (the turn the seat's page showed)."""
         request = urllib.request.Request(
-            self.api(seat), data=json.dumps({"line": line}).encode(),
-            headers={"content-type": "application/json"}, method="POST",
+            self.api(seat), data=json.dumps({"line": line, "turn": turn}).encode(),
+            headers={**self.token(seat), "content-type": "application/json"}, method="POST",
         )  # fmt: skip
         return _answer(request)
 

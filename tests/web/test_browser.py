@@ -258,3 +258,21 @@ def test_stored_markup_shows_as_text_and_runs_nothing(chromium: Any, viewer: str
     )
     assert driver.execute_script("return window.__pwned") is None
     assert wait(driver, lambda d: csp_errors(d))
+
+
+def test_what_a_page_leaves_out_is_not_shown_as_null(chromium: Any, viewer: str) -> None:
+    """An experiment without an HTML report has no report links under Cells: nothing is shown
+    there (the page once showed the text "null")."""
+    from selenium.webdriver.common.by import By
+
+    driver = chromium
+    driver.get(viewer)
+    click_link(driver, "markup")
+    heading(driver, "markup")
+    wait(driver, lambda d: "Episodes (" in d.find_element(By.TAG_NAME, "main").text)
+    assert not driver.find_elements(By.CSS_SELECTOR, "main .report-links")
+    texts = driver.execute_script(
+        "return [...document.getElementById('main').childNodes]"
+        ".filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent)"
+    )
+    assert texts == []  # every part of the page is an element; no stray text such as "null"

@@ -162,7 +162,7 @@ def test_the_api_compares_and_lists_pairs(before_after: tuple[Path, Path]) -> No
         assert bad.status_code == 400 and "'a' must be <source>/<episode>" in bad.json()["error"]
         assert client.get(f"/api/compare?a=0/nope&b=1/{episode}").status_code == 404
         experiment = body["a"]["experiment"]
-        pairs = client.get(f"/api/pairs/0/{experiment}").json()
+        pairs = client.get(f"/api/pairs/0/{experiment.encode().hex()}").json()
         assert [p["kind"] for p in pairs] == ["same-id"]
     finally:
         app.state.data.close()

@@ -184,7 +184,7 @@ def test_a_bad_outcome_is_one_line(runs: tuple[Path, Path]) -> None:
     app = build_app([runs[1]])
     try:
         with TestClient(app, base_url="http://127.0.0.1") as client:
-            base = f"/api/experiments/0/{experiment}/episodes"
+            base = f"/api/experiments/0/{experiment.encode().hex()}/episodes"
             answer = client.get(base, params={"outcome": "seat 1 won"}).json()
             items = Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat 1 won"})
             assert answer == json.loads(json.dumps(items)) and answer["total"] > 0

@@ -228,6 +228,42 @@ def test_an_out_that_is_a_file_or_a_full_folder_is_refused_untouched(
     assert (empty / "index.html").is_file()
 
 
+def test_an_out_under_a_file_or_in_proc_is_one_line_and_nothing_written(
+    pd_results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine", encoding="utf-8")
+    refused = {
+        a_file / "site": f"({a_file} is not a folder)",
+        a_file / "deeper" / "site": f"({a_file} is not a folder)",
+    }
+    if Path("/proc/self").is_dir():
+        refused[Path("/proc/stratagem-site")] = "("
+    for out, says in refused.items():
+        code, printed, err = cli(capsys, "view", str(pd_results), "--export", str(out))
+        assert code == 2 and printed == "", (out, printed)
+        (line,) = err.strip().splitlines()
+        assert line.startswith(f"error: --export {out}: cannot write a folder there {says}"), line
+    assert a_file.read_text(encoding="utf-8") == "mine"
+    assert not Path("/proc/stratagem-site").exists()
+
+
+def test_a_seat_no_episode_has_is_refused_before_anything_is_written(
+    pd_results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    argv = ("view", str(pd_results), "--export", str(out), "--perspective", "seat:9")
+    code, printed, err = cli(capsys, *argv)
+    assert code == 2 and printed == ""
+    assert err.strip() == (
+        "error: --perspective seat:9: no episode to export has that seat "
+        "(the episodes have seats 0 to 1)"
+    )
+    assert not out.exists()
+    export(capsys, str(pd_results), "--export", str(out), "--perspective", "seat:1")  # the last
+    assert list((out / "data" / "e" / "0").iterdir())
+
+
 def test_export_options_without_export_are_refused(
     pd_results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -97,6 +97,13 @@ def test_ultimatum_against_a_scripted_model(chromium: Any, tmp_path: Path) -> No
         screenshot(chromium, "play-ultimatum")
         click(chromium, "#move button", "Send")
         assert game_over(chromium, played) == "Game over: seat 0: 60, seat 1: 40"
+        # The seat's token went in a header only: no URL the page requested holds it.
+        token = played.links[0].partition("#")[2]
+        asked = chromium.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)"
+        )
+        assert any("/api/seat" in u for u in asked), asked
+        assert not [u for u in asked if token in u]
     assert played.rc == 0, played.err
     episode, calls = stored(tmp_path)
     assert episode.status == "finished" and episode.payoffs == (60.0, 40.0)

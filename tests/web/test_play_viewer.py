@@ -20,14 +20,19 @@ from support.cli import cli
 from stratagem.errors import StratagemError
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.store import ResultStore
+from stratagem.web.play.app import SEAT_HEADER
 
 ULTIMATUM = {"game": "ultimatum", "seats": ["human", "plain"], "model": "scripted/always:accept"}
 
 
-def call(url: str, body: Any = None, kind: str = "application/json") -> tuple[int, dict[str, Any]]:
-    """(status, JSON answer) of a GET, or of a POST of `body` (bytes as they are, else JSON)."""
+def call(
+    url: str, body: Any = None, kind: str = "application/json", seat: str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of a GET, or of a POST of `body` (bytes as they are, else JSON);
+    `seat` a seat's token, sent as the seat API wants it (a header)."""
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"content-type": kind},
+    headers = {"content-type": kind, **({SEAT_HEADER: seat} if seat is not None else {})}
+    request = urllib.request.Request(url, data=data, headers=headers,
                                      method="GET" if body is None else "POST")  # fmt: skip
     try:
         with urllib.request.urlopen(request) as r:
@@ -36,9 +41,10 @@ def call(url: str, body: Any = None, kind: str = "application/json") -> tuple[in
         return exc.code, dict(json.load(exc))
 
 
-def seat_api(link: str) -> str:
+def seat_api(link: str) -> tuple[str, str]:
+    """The seats' API URL and the seat's token (the link's fragment)."""
     page, _, token = link.partition("#")
-    return page.removesuffix("play") + f"api/seats/{token}"
+    return page.removesuffix("play") + "api/seat", token
 
 
 def wait_for(check: Any, what: str) -> Any:
@@ -88,21 +94,22 @@ def test_a_game_started_from_the_viewer_is_played_to_its_end_and_shown(tmp_path:
         assert call(f"{url}api/play")[1]["last"]["running"] is True
         assert "links" not in call(f"{url}api/play")[1]["last"]  # only its starter gets them
 
-        api = seat_api(link)
-        state = wait_for(lambda: call(f"{api}?after=0&wait=2")[1]["move"], "seat 0 asked")
+        api, token = seat_api(link)
+        state = wait_for(lambda: call(f"{api}?after=0&wait=2", seat=token)[1]["move"],
+                         "seat 0 asked")  # fmt: skip
         assert state["form"] == {"kind": "integer", "low": 0, "high": 100}
         # The game holds OUT's writer lock: a `stratagem run` there is refused meanwhile.
         with pytest.raises(StratagemError, match="another stratagem process"), WriterLock(out):
             pass
-        assert call(api, {"line": "40"}) == (200, {"sent": True})
+        assert call(api, {"line": "40", "turn": state["turn"]}, seat=token) == (200, {"sent": True})
         last = wait_for(
             lambda: (got := call(f"{url}api/play")[1]["last"])["running"] is False and got,
             "the game over",
         )
         assert last["end"]["payoffs"] == [60.0, 40.0]
-        assert call(f"{api}?after=0")[1]["end"]["scores"] == "seat 0: 60, seat 1: 40"
+        assert call(f"{api}?after=0", seat=token)[1]["end"]["scores"] == "seat 0: 60, seat 1: 40"
 
-        status, shown = call(f"{url}api/episodes/1/{episode['id']}")
+        status, shown = call(f"{url}api/episodes/1/{episode['id'].encode().hex()}")
         assert status == 200 and shown["status"] == "finished"
 
         # The seed is played there now: refused as `stratagem play --seed 7` refuses it.
@@ -121,8 +128,9 @@ def test_a_game_started_from_the_viewer_is_played_to_its_end_and_shown(tmp_path:
 
 
 def test_bad_requests_are_refused_in_one_line_and_nothing_is_played(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-play-viewer-test-0123456789")  # the paid model's
     out = tmp_path / "out"
     bad_seat = {**ULTIMATUM, "seats": ["human", "nosuch"]}
     seat = ("--seat", "0=human", "--seat", "1=nosuch", "--model", "scripted/always:accept")
@@ -137,6 +145,9 @@ def test_bad_requests_are_refused_in_one_line_and_nothing_is_played(
             status, answer = call(play, request)
             assert status == 400
             assert cli_lines[name][2] == f"error: {answer['error']}\n"  # the CLI's very line
+        # A model string never opens a file (issue 33 item 11).
+        status, answer = call(plan, {**ULTIMATUM, "model": "local//etc/passwd"})
+        assert status == 400 and "a local model is named, never a path" in answer["error"]
         assert call(play, b"{}", "text/plain") == (
             415, {"error": "a game request is sent as application/json"})  # fmt: skip
         assert call(play, b"{not json") == (400, {"error": "the request is not JSON"})
@@ -182,6 +193,23 @@ def test_without_play_the_viewer_starts_nothing(
     assert sorted(p.name for p in viewed.iterdir()) == ["stratagem.db"]
 
 
+@pytest.mark.parametrize("with_results", [False, True])
+def test_play_without_a_directory_views_out_and_results_where_it_exists(
+    tmp_path: Path, with_results: bool
+) -> None:
+    """`stratagem view --play OUT` alone: OUT is viewed (it is played into), and `results`, the
+    directory every command reads by default, too where it exists."""
+    if with_results:
+        empty_results(tmp_path / "results")
+    with serving("--play", "out", cwd=tmp_path) as url:
+        status, info = call(f"{url}api/play")
+        assert status == 200 and info["enabled"] and info["out"] == "out"
+        with urllib.request.urlopen(f"{url}api/sources") as answer:
+            paths = [Path(s["path"]) for s in json.load(answer)]
+    expected = [Path("results/stratagem.db")] * with_results + [Path("out/stratagem.db")]
+    assert paths == expected
+
+
 def test_with_a_token_each_seat_s_link_carries_it_and_lets_its_person_in(tmp_path: Path) -> None:
     """`--host` other than the loopback: every request needs the viewer's token, so the link
     sent to a second person must carry it (and is then enough: the page gets the cookie)."""
@@ -199,13 +227,15 @@ def test_with_a_token_each_seat_s_link_carries_it_and_lets_its_person_in(tmp_pat
             link = started["links"]["0"]
             assert link.startswith("http://192.0.2.1:8000/play?token=tok#")
             page, _, seat = link.partition("#")
-            api = f"/api/seats/{seat}"
+            api, header = "/api/seat", {SEAT_HEADER: seat}
             client.cookies.clear()  # the second person, who has only the link
-            assert client.get(api).status_code == 403
+            assert client.get(api, headers=header).status_code == 403
             assert client.get(page).status_code == 200  # the link: its cookie set
-            wait_for(lambda: client.get(f"{api}?wait=1").json()["move"], "seat 0 asked")
-            assert client.post(api, json={"line": "40"}).json() == {"sent": True}
-            wait_for(lambda: client.get(api).json()["end"], "the game over")
+            move = wait_for(lambda: client.get(f"{api}?wait=1", headers=header).json()["move"],
+                            "seat 0 asked")  # fmt: skip
+            sent = client.post(api, json={"line": "40", "turn": move["turn"]}, headers=header)
+            assert sent.json() == {"sent": True}
+            wait_for(lambda: client.get(api, headers=header).json()["end"], "the game over")
             assert client.get("/api/play").json()["last"]["end"]["payoffs"] == [60.0, 40.0]
     finally:
         app.state.data.close()

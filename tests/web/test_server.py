@@ -60,12 +60,13 @@ def every_route(client: TestClient) -> list[Any]:
     experiments = client.get("/api/experiments")
     got += [sources, experiments]
     for x in experiments.json():
-        base = f"/api/experiments/{x['source']}/{x['id']}"
+        base = f"/api/experiments/{x['source']}/{x['id'].encode().hex()}"
         episodes = client.get(f"{base}/episodes")
         got += [client.get(f"{base}/cells"), episodes, client.get(f"/api/version/{x['source']}")]
         for item in episodes.json()["items"]:
             for perspective in ("all", "seat:0", "seat:1"):
-                url = f"/api/episodes/{x['source']}/{item['id']}?perspective={perspective}"
+                url = f"/api/episodes/{x['source']}/{item['id'].encode().hex()}"
+                url += f"?perspective={perspective}"
                 got.append(client.get(url))
     return got
 
@@ -89,9 +90,9 @@ def test_every_route_answers_with_the_security_headers(client: TestClient) -> No
 
 def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestClient) -> None:
     [experiment] = client.get("/api/experiments").json()
-    base = f"/api/experiments/{experiment['source']}/{experiment['id']}"
+    base = f"/api/experiments/{experiment['source']}/{experiment['id'].encode().hex()}"
     [item] = client.get(f"{base}/episodes").json()["items"]
-    response = client.get(f"/api/episodes/{experiment['source']}/{item['id']}")
+    response = client.get(f"/api/episodes/{experiment['source']}/{item['id'].encode().hex()}")
     replies = [c["reply"] for step in response.json()["steps"] for c in step["calls"]]
     assert replies and all(XSS in reply for reply in replies)  # the markup is really there...
     raw = response.content
@@ -143,14 +144,16 @@ def test_no_path_reaches_the_filesystem(client: TestClient, path: str) -> None:
 
 def test_bad_requests_are_one_json_error(client: TestClient) -> None:
     [experiment] = client.get("/api/experiments").json()
-    source = experiment["source"]
+    source, known = experiment["source"], experiment["id"].encode().hex()
     cases = {
-        f"/api/episodes/{source}/no-such-episode": 404,
-        f"/api/experiments/{source}/no-such-experiment/cells": 404,
+        f"/api/episodes/{source}/{b'no-such-episode'.hex()}": 404,
+        f"/api/experiments/{source}/{b'no-such-experiment'.hex()}/cells": 404,
         "/api/version/99": 404,
-        f"/api/episodes/{source}/x?perspective=seat:-1": 400,
-        f"/api/experiments/{source}/{experiment['id']}/episodes?page=two": 400,
-        f"/api/experiments/{source}/{experiment['id']}/episodes?status=done": 400,
+        f"/api/episodes/{source}/{b'x'.hex()}?perspective=seat:-1": 400,
+        f"/api/experiments/{source}/{known}/episodes?page=two": 400,
+        f"/api/experiments/{source}/{known}/episodes?status=done": 400,
+        f"/api/experiments/{source}/{experiment['id']}x/cells": 400,  # an id not in hex
+        f"/api/episodes/{source}/ff": 400,  # hex, but not of UTF-8
     }
     for url, status in cases.items():
         response = client.get(url)
@@ -181,7 +184,7 @@ def test_a_write_while_serving_shows_in_version_and_episodes(results: Path, tmp_
         client = TestClient(app, base_url=LOCAL)
         [experiment] = client.get("/api/experiments").json()
         source = experiment["source"]
-        episodes = f"/api/experiments/{source}/{experiment['id']}/episodes"
+        episodes = f"/api/experiments/{source}/{experiment['id'].encode().hex()}/episodes"
         before = client.get(f"/api/version/{source}").json()["version"]
         assert client.get(episodes).json()["total"] == 1
         with ResultStore(copy / STORE_FILE) as store:  # a run adding an episode meanwhile

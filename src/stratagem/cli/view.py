@@ -62,7 +62,7 @@ def view(
         Path | None,
         typer.Option(
             help="Let the viewer start games (a page 'play a game'), played into this results "
-            "directory, which is viewed too."
+            "directory, which is viewed too (without DIR: OUT, and 'results' where it exists)."
         ),
     ] = None,
 ) -> None:
@@ -82,7 +82,8 @@ def view(
     from stratagem.web.server import build_app
 
     token = None if host in LOCAL_HOSTS else secrets.token_urlsafe(24)
-    application = build_app(directories or [DEFAULT], token=token, play=play)
+    viewed = directories or ([DEFAULT] if play is None or DEFAULT.exists() else [])
+    application = build_app(viewed, token=token, play=play)
     try:
         sock = _listen(host, port)
         shown = f"[{host}]" if ":" in host else host

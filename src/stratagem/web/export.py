@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,14 +90,30 @@ def script(key: str, value: Any) -> bytes:
 
 
 def check_out(out: Path) -> None:
-    """Never write into a user's folder: OUT must not exist or be an empty folder."""
+    """Never write into a user's folder: OUT must not exist or be an empty folder, and be one
+    that can be made (not under a file, not in /proc): refused before any store is read."""
     if out.is_dir():
         if any(out.iterdir()):
             raise StratagemError(
                 f"--export {out}: the folder is not empty; give a new or empty one"
             )
-    elif out.exists() or out.is_symlink():
+        return
+    if out.exists() or out.is_symlink():
         raise StratagemError(f"--export {out}: is a file; give a new or empty folder")
+    top = out  # the first missing folder on the way to OUT
+    while not (top.parent.exists() or top.parent.is_symlink()) and top.parent != top:
+        top = top.parent
+    if not top.parent.is_dir():  # e.g. a-file/site
+        raise StratagemError(
+            f"--export {out}: cannot write a folder there ({top.parent} is not a folder)"
+        )
+    try:  # the first missing folder, made and removed: the rest can be made under it
+        top.mkdir()
+        top.rmdir()
+    except OSError as exc:
+        raise StratagemError(
+            f"--export {out}: cannot write a folder there ({exc.strerror or exc})"
+        ) from None
 
 
 def export_site(
@@ -115,6 +131,8 @@ def export_site(
         raise StratagemError(f"--max-per-cell {max_per_cell}: expected 1 or more")
     chosen = _chosen(sources.experiments(), experiments)
     seat = None if perspective is None else perspective.seat
+    if seat is not None:
+        _check_seat(sources, chosen, seat)
     writer = _Writer(out)
     for url, (body, _) in page_bytes().items():
         name = "index.html" if url == "/" else url.lstrip("/")
@@ -136,6 +154,23 @@ def export_site(
         _diffs(writer, sources, chosen)
     episodes = len(written)
     return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
+
+
+def _check_seat(sources: Sources, chosen: list[dict[str, Any]], seat: int) -> None:
+    """A seat no episode to export has would write a site without an episode: refused, as the
+    live API refuses that perspective of an episode (read until an episode has the seat)."""
+    most = None
+    for x in chosen:
+        for item in _all_items(sources, x["source"], x["id"]):
+            if len(item["seats"]) > seat:
+                return
+            most = max(most or 0, len(item["seats"]))
+    if most is not None:
+        has = f"seats 0 to {most - 1}" if most else "no seats"
+        raise StratagemError(
+            f"--perspective seat:{seat}: no episode to export has that seat "
+            f"(the episodes have {has})"
+        )
 
 
 def _chosen(found: list[dict[str, Any]], wanted: Sequence[str]) -> list[dict[str, Any]]:
@@ -166,14 +201,26 @@ def _index(body: bytes, seat: int | None) -> bytes:
 class _Writer:
     def __init__(self, out: Path) -> None:
         self.out, self.files, self.bytes = out, 0, 0
-        out.mkdir(parents=True, exist_ok=True)
+        self._made(lambda: out.mkdir(parents=True, exist_ok=True), out)
 
     def write(self, name: str, body: bytes) -> None:
         path = self.out / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(body)
+
+        def made() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+
+        self._made(made, path)
         self.files += 1
         self.bytes += len(body)
+
+    def _made(self, make: Callable[[], None], path: Path) -> None:
+        """A full disk or a folder gone mid-export is one line naming the file, not a trace."""
+        try:
+            make()
+        except OSError as exc:
+            raise StratagemError(f"--export {self.out}: cannot write {path} "
+                                 f"({exc.strerror or exc})") from None  # fmt: skip
 
     def data(self, name: str, value: Any) -> None:
         self.write(name, script(name, value))

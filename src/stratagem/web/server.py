@@ -4,8 +4,11 @@ Safety (issue 25 item 10): every response carries a Content-Security-Policy with
 scripts or styles; only the packaged page files are served, by fixed name (no path from a request
 reaches the filesystem); JSON escapes `<`, `>` and `&`, so no stored text can close a tag if a
 page ever embeds it; with a token (a `--host` other than the loopback) every request needs it.
-The data layer is used from one thread of its own: SQLite connections belong to the thread that
-opened them, and one reader at a time keeps a browsing session from competing with a run.
+An experiment's or episode's id in a path is the hex of its UTF-8 bytes (as the export names its
+files): a `%2F` is decoded before routing and a browser folds `..` segments, so an id such as
+`exp/x` or `..` could not be one segment otherwise (issue 33 item 7). The data layer is used
+from one thread of its own: SQLite connections belong to the thread that opened them, and one
+reader at a time keeps a browsing session from competing with a run.
 """
 
 from __future__ import annotations
@@ -189,6 +192,17 @@ class _BadRequest(Exception):
     """A request parameter the API cannot use: 400."""
 
 
+def _id(request: Request, name: str) -> str:
+    """An experiment's or episode's id from the path, where it is the hex of its UTF-8 bytes:
+    any id then survives as one path segment (a `/`, `%`, `?`, `#`, `..`), as the export's file
+    names do (`export.experiment_dir`)."""
+    text = request.path_params[name]
+    try:
+        return bytes.fromhex(text).decode()
+    except ValueError:  # UnicodeDecodeError is one
+        raise _BadRequest(f"the {name} in the path is its id in hex, not '{text}'") from None
+
+
 def _episode_ref(query: Mapping[str, str], name: str, what: str = "episode") -> tuple[str, str]:
     """`?a=<source>/<episode>` (or `<source>/<experiment>`) as (source, id)."""
     source, _, episode = query.get(name, "").partition("/")
@@ -236,29 +250,34 @@ def build_app(
         return await answer(lambda s: s.experiments())
 
     async def cells(request: Request) -> Response:
-        p = request.path_params
-        return await answer(lambda s: s.cells(p["source"], p["experiment"]))
+        source = request.path_params["source"]
+        try:
+            experiment = _id(request, "experiment")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: s.cells(source, experiment))
 
     async def episodes(request: Request) -> Response:
-        p, q = request.path_params, request.query_params
+        source, q = request.path_params["source"], request.query_params
         filters: Mapping[str, str] = {k: q[k] for k in FILTERS if q.get(k)}
         try:
-            number = _page(request, "page")
+            experiment, number = _id(request, "experiment"), _page(request, "page")
         except _BadRequest as exc:
             return error(str(exc), 400)
         return await answer(
             lambda s: s.episodes(
-                p["source"], p["experiment"], filters=filters, query=q.get("q") or None, page=number
+                source, experiment, filters=filters, query=q.get("q") or None, page=number
             )
         )
 
     async def episode(request: Request) -> Response:
-        p = request.path_params
+        source = request.path_params["source"]
         try:
+            episode_id = _id(request, "episode")
             seen = Perspective.parse(request.query_params.get("perspective", "all"))
-        except StratagemError as exc:
+        except (StratagemError, _BadRequest) as exc:
             return error(str(exc), 400)
-        return await answer(lambda s: s.episode(p["source"], p["episode"], seen))
+        return await answer(lambda s: s.episode(source, episode_id, seen))
 
     async def compare(request: Request) -> Response:
         q = request.query_params
@@ -278,8 +297,12 @@ def build_app(
         return await answer(lambda s: s.diff(a, b))
 
     async def pairs(request: Request) -> Response:
-        p = request.path_params
-        return await answer(lambda s: s.pairs(p["source"], p["experiment"]))
+        source = request.path_params["source"]
+        try:
+            experiment = _id(request, "experiment")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: s.pairs(source, experiment))
 
     async def version(request: Request) -> Response:
         source = request.path_params["source"]

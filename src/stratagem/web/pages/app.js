@@ -92,11 +92,11 @@
     return el("span", {}, fmt(v));
   }
 
-  // Where the pages' data comes from (the API, or an export's files): source.js.
-  const { api, exported } = window.StratagemSource;
+  // Where the pages' data comes from (the API, or an export's files), and an id in an API path.
+  const { api, exported, id: pathId } = window.StratagemSource;
 
-  function show(...nodes) {
-    main.replaceChildren(...nodes);
+  function show(...nodes) { // a part a page leaves out (null) is left out, not shown as "null"
+    main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined));
   }
 
   function failed(error) {
@@ -155,7 +155,7 @@
   async function experimentPage(source, experiment, query) {
     setCrumbs(el("a", { href: ["x", source, experiment] }, experiment));
     const params = Object.fromEntries(query.entries());
-    const base = `/api/experiments/${encodeURIComponent(source)}/${encodeURIComponent(experiment)}`;
+    const base = `/api/experiments/${encodeURIComponent(source)}/${pathId(experiment)}`;
     const [cells, episodes, all] = await Promise.all([
       api(base + "/cells"),
       api(base + "/episodes", params),
@@ -235,7 +235,7 @@
   async function episodePage(source, id, query) {
     const perspective = query.get("perspective") || (exported && exported !== "all" ? exported : "all");
     const episode = await api(
-      `/api/episodes/${encodeURIComponent(source)}/${encodeURIComponent(id)}`,
+      `/api/episodes/${encodeURIComponent(source)}/${pathId(id)}`,
       { perspective },
     );
     const same = replay && replay.source === source && replay.id === id;
@@ -454,7 +454,7 @@
   // ---- compare (compare.js), and pages registered in window.StratagemPages (diff.js) ----------
   const COMPARE = window.StratagemCompare;
   const PAGES = window.StratagemPages || {};
-  const compareKit = { el, route, api, fmt, table, show, setCrumbs, exported };
+  const compareKit = { el, route, api, pathId, fmt, table, show, setCrumbs, exported };
 
   // ---- routing and live refresh --------------------------------------------------------------
   async function render() {

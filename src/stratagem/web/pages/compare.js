@@ -15,8 +15,8 @@ window.StratagemCompare = (() => {
 
   // "#/compare/<source>/<episode>": the pairs offered for this episode, and a form for any other.
   async function choose(kit, source, id) {
-    const episode = await kit.api(`/api/episodes/${enc(source)}/${enc(id)}`, {});
-    const pairs = await kit.api(`/api/pairs/${enc(source)}/${enc(episode.experiment)}`);
+    const episode = await kit.api(`/api/episodes/${enc(source)}/${kit.pathId(id)}`, {});
+    const pairs = await kit.api(`/api/pairs/${enc(source)}/${kit.pathId(episode.experiment)}`);
     const mine = pairs
       .map((p) => (p.a.source === source && p.a.episode === id ? [p.kind, p.b] : p.b.source === source && p.b.episode === id ? [p.kind, p.a] : null))
       .filter((x) => x !== null);

@@ -37,17 +37,19 @@ window.StratagemSource = (() => {
     return loading[file];
   }
 
-  // Ids as hex of their UTF-8 bytes, as stratagem.web.export names the files.
+  // Ids as hex of their UTF-8 bytes: how an API path carries an experiment's or episode's id
+  // (any id is then one segment: a "/", "%", "?", "#" or ".." in it too), and how
+  // stratagem.web.export names the files.
   function hex(text) {
     return Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
   async function fromExport(path, params) {
-    const parts = path.split("/").slice(2).map(decodeURIComponent);
+    const parts = path.split("/").slice(2).map(decodeURIComponent); // ids are hex already
     if (parts[0] === "sources" && parts.length === 1) return dataFile("data/sources.js");
     if (parts[0] === "experiments" && parts.length === 1) return dataFile("data/experiments.js");
     if (parts[0] === "experiments" && parts.length === 4) {
-      const folder = `data/x/${parts[1]}/${hex(parts[2])}`;
+      const folder = `data/x/${parts[1]}/${parts[2]}`;
       if (parts[3] === "cells") return dataFile(folder + "/cells.js");
       if (parts[3] === "episodes") return exportedPage(folder, params);
     }
@@ -57,9 +59,9 @@ window.StratagemSource = (() => {
         throw new Error(`this export holds only the ${exported} perspective`);
       }
       const name = seen === "all" ? "all" : seen.replace(":", "-");
-      return dataFile(`data/e/${parts[1]}/${hex(parts[2])}/${name}.js`);
+      return dataFile(`data/e/${parts[1]}/${parts[2]}/${name}.js`);
     }
-    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/x/${parts[1]}/${hex(parts[2])}/pairs.js`);
+    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/x/${parts[1]}/${parts[2]}/pairs.js`);
     if (parts[0] === "compare" && parts.length === 1) return exportedComparison(params);
     if (parts[0] === "diffs" && parts.length === 1) return dataFile("data/diffs.js"); // export only
     if (parts[0] === "diff" && parts.length === 1) return dataFile(`data/d/${twoRefs(params)}.js`);
@@ -81,7 +83,7 @@ window.StratagemSource = (() => {
     const name = seen === "all" ? "all" : seen.replace(":", "-");
     const episode = (ref) => {
       const [source, ...rest] = String(ref || "").split("/");
-      return fromExport(`/api/episodes/${source}/${encodeURIComponent(rest.join("/"))}`, { perspective: seen });
+      return fromExport(`/api/episodes/${source}/${hex(rest.join("/"))}`, { perspective: seen });
     };
     const [a, b, aligned] = await Promise.all([
       episode(params.a),
@@ -122,5 +124,5 @@ window.StratagemSource = (() => {
     return body;
   }
 
-  return Object.freeze({ api, exported });
+  return Object.freeze({ api, exported, id: hex });
 })();

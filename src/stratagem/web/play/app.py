@@ -1,10 +1,13 @@
 """The play server's routes: each seat's page, and its API reached only through the seat's token.
 
-`GET /api/seats/{token}?after=N&wait=S` answers the seat's state once something new happened
-(a long poll, at most `POLL_SECONDS`); `POST /api/seats/{token}` with `{"line": "..."}` sends the
-move. A body is read up to a bound and must be JSON (`application/json`, which a page of another
-site cannot send without a preflight this server never answers). The security headers, the Host
-check and the token of a non-loopback `--host` are the viewer's own (`web.server.Guard`).
+The token travels in the `X-Stratagem-Seat` header, never in a request line, so no access log,
+history or Referer holds it (a header other than the simple ones also makes another site's page
+ask a preflight this server never answers). `GET /api/seat?after=N&wait=S` answers the seat's
+state once something new happened (a long poll, at most `POLL_SECONDS`); `POST /api/seat` with
+`{"line": "...", "turn": N}` sends the move for turn N, the one the page showed: a move for
+another turn (a double click, a retry, a second tab) is 409 and played never. A body is read up
+to a bound and must be JSON (`application/json`). The security headers, the Host check and the
+token of a non-loopback `--host` are the viewer's own (`web.server.Guard`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from stratagem.agents.human import MAX_LINE_CHARS
-from stratagem.web.play.seat import POLL_SECONDS, NotYourMove, WebSeat
+from stratagem.web.play.seat import POLL_SECONDS, NotYourMove, WebSeat, WrongTurn
 from stratagem.web.server import Guard, error, json_response
 
 PAGES = {
@@ -33,6 +36,9 @@ PAGES = {
 """The only files served: URL path -> packaged file under web/pages/."""
 MAX_BODY = 4 * MAX_LINE_CHARS + 1_000
 """The largest move request read: the longest line, JSON-escaped, and its wrapping."""
+SEAT_HEADER = "x-stratagem-seat"
+"""The request header that carries a seat's token."""
+NO_SEAT = "no such seat; use the link printed for your seat"
 
 
 class Refused(Exception):
@@ -90,12 +96,12 @@ def seat_routes(seats: Mapping[str, WebSeat], served: Collection[str] = ()) -> l
         return Response(body, media_type=kind, headers={"cache-control": "no-cache"})
 
     def seat_of(request: Request) -> WebSeat | None:
-        return seats.get(request.path_params["token"])
+        return seats.get(request.headers.get(SEAT_HEADER, ""))
 
     async def news(request: Request) -> Response:
         seat = seat_of(request)
         if seat is None:
-            return error("no such seat; use the link printed for your seat", 404)
+            return error(NO_SEAT, 404)
         after, wait = request.query_params.get("after", "0"), request.query_params.get("wait", "0")
         if not after.isdigit() or not wait.isdigit():
             return error("'after' and 'wait' must be whole numbers >= 0", 400)
@@ -104,21 +110,21 @@ def seat_routes(seats: Mapping[str, WebSeat], served: Collection[str] = ()) -> l
     async def move(request: Request) -> Response:
         seat = seat_of(request)
         if seat is None:
-            return error("no such seat; use the link printed for your seat", 404)
+            return error(NO_SEAT, 404)
         try:
             body = await read_json(request, MAX_BODY, "a move")
         except Refused as exc:
             return error(str(exc), exc.status)
-        line = body.get("line") if isinstance(body, dict) else None
-        if not isinstance(line, str):
-            return error('a move is sent as {"line": "..."}', 400)
+        line, turn = (body.get("line"), body.get("turn")) if isinstance(body, dict) else (0, 0)
+        if not isinstance(line, str) or type(turn) is not int:
+            return error('a move is sent as {"line": "...", "turn": N}, N the turn shown', 400)
         try:
-            seat.send(line)
-        except NotYourMove as exc:
+            seat.send(line, turn)
+        except (NotYourMove, WrongTurn) as exc:
             return error(str(exc), 409)
         return json_response({"sent": True})
 
     return [Route(url, page) for url in pages] + [
-        Route("/api/seats/{token}", news, methods=["GET"]),
-        Route("/api/seats/{token}", move, methods=["POST"]),
+        Route("/api/seat", news, methods=["GET"]),
+        Route("/api/seat", move, methods=["POST"]),
     ]

@@ -35,12 +35,20 @@ class NotYourMove(Exception):
     """A line sent when the seat is not asked for a move."""
 
 
+class WrongTurn(Exception):
+    """A line sent for a turn other than the one asked (a duplicate or stale request): never
+    played, so a double click cannot move for a round the person has not seen."""
+
+
 @dataclass
 class Move:
     """The move a seat is asked for: the prompt the terminal would print and the page's form."""
 
     turn: int
     """Which move of the seat this is: asked again after a refused line, it is the same turn."""
+    ask: int
+    """Which time the seat is asked (every ask, a re-ask too): a page that sent a line for one
+    keeps its controls off until the next, so one click sends one line."""
     prompt: str
     form: Form
     answer: asyncio.Future[str | None] = field(repr=False)
@@ -57,6 +65,7 @@ class WebSeat:
         self.move: Move | None = None
         self._form: Form = {}
         self.turn = 0
+        self.asks = 0
         self.end: dict[str, Any] | None = None
         """Set when the game is over: {"payoffs": [...]} or {"error": "..."}."""
         self.version = 0
@@ -84,7 +93,8 @@ class WebSeat:
 
     async def ask(self, prompt: str) -> str | None:
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.move = Move(self.turn, prompt, self._form, answer)
+        self.asks += 1
+        self.move = Move(self.turn, self.asks, prompt, self._form, answer)
         self.seen = time.monotonic()  # the idle time counts from the move asked
         self._change()
         try:
@@ -102,10 +112,15 @@ class WebSeat:
             self._change()
 
     # ---- the page's side ---------------------------------------------------------------------
-    def send(self, line: str) -> None:
-        """The line typed or composed on the page, for the move asked (checked by the player)."""
+    def send(self, line: str, turn: int) -> None:
+        """The line typed or composed on the page for move `turn`, the one the page showed
+        (checked by the player)."""
         if self.move is None or self.move.answer.done():
             raise NotYourMove("it is not this seat's move")
+        if turn != self.move.turn:
+            raise WrongTurn(
+                f"turn {turn} is not the move asked (turn {self.move.turn}); reload to see it"
+            )
         if len(line) > MAX_LINE_CHARS:
             line = line[: MAX_LINE_CHARS + 1]  # refused by the player as too long, never held
         self.move.answer.set_result(line)
@@ -149,7 +164,7 @@ class WebSeat:
 
     @staticmethod
     def _move_json(move: Move) -> dict[str, Any]:
-        return {"turn": move.turn, "prompt": move.prompt, "form": move.form}
+        return {"turn": move.turn, "ask": move.ask, "prompt": move.prompt, "form": move.form}
 
     def _change(self) -> None:
         self.version += 1
