@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from support.cli import cli
 from support.fake_openai import FakeOpenAIServer
@@ -22,8 +24,9 @@ from support.scripted_run import run_scripted
 import stratagem
 from stratagem.analysis.frames import COLUMNS, TABLES
 from stratagem.errors import StratagemError
-from stratagem.experiments.runner import STORE_FILE
+from stratagem.experiments.runner import CACHE_FILE, STORE_FILE
 from stratagem.experiments.store import ResultStore
+from stratagem.llm.cache import ResponseCache
 from stratagem.llm.types import Request
 
 SENTINEL = "sk-frames-sentinel-7d2a91"
@@ -96,9 +99,9 @@ def test_every_frame_holds_what_the_store_reads(results: Path) -> None:
             for k, p in enumerate(e.players)
         ]
         rounds = _rows(frames.rounds)
-        assert [(r["episode_id"], r["round"], r["seat"], r["action"], r["payoff"], r["valid"])
+        assert [(r["episode_id"], r["round"], r["seat"], r["action"], r["payoff"])
                 for r in rounds] == [
-            (e.id, r.round, k, r.actions[k], r.payoffs[k] if r.payoffs else None, r.valid)
+            (e.id, r.round, k, r.actions[k], r.payoffs[k] if r.payoffs else None)
             for e in episodes for r in db.rounds(e.id) for k in range(len(r.actions))
         ]  # fmt: skip
         assert any(not r["valid"] and r["action"] is None for r in rounds)  # the invalid move
@@ -136,6 +139,73 @@ def test_one_experiment_and_the_spend_it_paid(results: Path) -> None:
         assert db.call_totals("keyed")["cost_usd"] > 0
     with pytest.raises(StratagemError, match=r"unknown experiment 'nope' \(stored: pdx, "):
         stratagem.open(results, experiment="nope")
+
+
+def test_each_seats_validity_is_its_own(results: Path) -> None:
+    """The LLM's invalid move makes its own row invalid, not TitForTat's of the same round
+    (issue 33 N6): `valid` is the seat's move's, as `analysis.invalid` defines an invalid move,
+    and a round is valid when every seat's row is."""
+    with (
+        stratagem.open(results, experiment="pdx") as frames,
+        ResultStore(results / STORE_FILE) as db,
+    ):
+        rounds = frames.rounds
+        bad = rounds[~rounds["valid"]]
+        assert len(bad) > 0 and set(bad["seat"]) == {0}
+        invalid = frames.events[frames.events["kind"] == "invalid"]
+        assert sorted(zip(bad["episode_id"], bad["round"], strict=True)) == sorted(
+            zip(invalid["episode_id"], invalid["round"], strict=True)
+        )
+        for e in db.episodes("pdx"):
+            for r in db.rounds(e.id):
+                mine = rounds[(rounds["episode_id"] == e.id) & (rounds["round"] == r.round)]
+                assert bool(mine["valid"].all()) == r.valid
+
+
+def test_each_call_names_the_response_cache_entry_it_used(results: Path) -> None:
+    """`calls.cache_key` is the key the run's response cache used for the call (issue 33 N6),
+    so the cache answers it with the call's own reply."""
+    with stratagem.open(results) as frames, ResponseCache(results / CACHE_FILE) as cache:
+        calls = _rows(frames.calls)
+        assert calls and all(re.fullmatch("[0-9a-f]{64}", c["cache_key"] or "") for c in calls)
+        for call in calls:
+            hit = cache.get(call["cache_key"])
+            assert hit is not None and hit.text == call["text"], call["call_id"]
+
+
+ARROW_TYPES = {
+    "str": pa.string(),
+    "int64": pa.int64(),
+    "Int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "boolean": pa.bool_(),
+    "object": pa.int64(),  # `seed`: integers when every seed is one (none here)
+}
+
+
+def test_every_parquet_column_has_its_declared_type_when_it_holds_no_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An episode without a seed, a move, a belief or an answer, and a call that holds nearly
+    nothing: each file still types every column as docs/dataframes.md declares it, never as
+    Arrow's `null` (issue 33 N6), so two exports read as one dataset."""
+    import pyarrow.parquet as pq
+
+    with ResultStore(tmp_path / "bare" / STORE_FILE) as db:
+        db.create_experiment("bare", "bare")
+        db.add_episode("e1", "bare", "pd", ["a", "b"], None)
+        db.start_episode("e1")
+        db.add_llm_call("scripted/x", episode_id="e1")
+    target = tmp_path / "pq"
+    code, _, err = cli(capsys, "export", str(target), "--store", str(tmp_path / "bare"),
+                       "--format", "parquet")  # fmt: skip
+    assert code == 0, err
+    for table in TABLES:
+        schema = pq.read_schema(target / f"{table}.parquet")
+        assert [(f.name, f.type) for f in schema] == [
+            (name, ARROW_TYPES[dtype]) for name, dtype in COLUMNS[table].items()
+        ], table
 
 
 def test_no_key_reaches_a_frame_or_a_parquet_file(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from support.cli import cli
+from support.scripted_run import run_scripted
 
 from stratagem.experiments.config import load_config
 from stratagem.experiments.runner import STORE_FILE, Runner
@@ -91,3 +92,32 @@ def test_show_errors_are_one_line(
     assert code == 2 and err.strip() == "error: no episode id starts with 'zzzz'"
     code, _, err = cli(capsys, "show", str(tmp_path / "nowhere"))
     assert code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_forfeited_round_reads_as_one_story(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PD forfeits a round whose reply stays invalid: `show` says the seat made no valid move,
+    that no move was named in its place, and the round's missing move, in agreement (issue 33
+    item 11)."""
+    out = tmp_path / "out"
+    summary = run_scripted(
+        out, "forfeit", lambda r, s: "banana", rounds=[1], agents=[{"name": "a", "max_reasks": 0}]
+    )
+    assert summary.finished == 1, summary.errors
+    with ResultStore(out / STORE_FILE) as store:
+        (episode,) = store.episodes()
+    code, text, err = cli(capsys, "show", str(out), episode.id)
+    assert code == 0, err
+    lines = [line.strip() for line in text.splitlines()]
+    assert any(
+        line.startswith("seat 0 made no valid move (invalid, 1 attempt(s), ") for line in lines
+    )
+    (invalid,) = [line for line in lines if line.startswith("seat 0 invalid: ")]
+    assert invalid.endswith(
+        "; the game's rule for a missing move applied [seen by no seat (record only)]"
+    )
+    assert (
+        "moves: seat 0: (no valid move), seat 1: cooperation;" in text
+        and "played nothing" not in text
+    )

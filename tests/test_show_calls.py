@@ -38,7 +38,13 @@ def model() -> Iterator[list[Reply]]:
     _REGISTERED.pop("show-calls", None)
 
 
-def play(tmp_path: Path, games: list[str], agents: list[dict[str, Any]], lineup: list[str]) -> Path:
+def play(
+    tmp_path: Path,
+    games: list[str],
+    agents: list[dict[str, Any]],
+    lineup: list[str],
+    rounds: int = 1,
+) -> Path:
     data = {
         "name": "calls",
         "output": str(tmp_path / "out"),
@@ -46,7 +52,7 @@ def play(tmp_path: Path, games: list[str], agents: list[dict[str, Any]], lineup:
         "agents": agents,
         "games": games,
         "lineups": [lineup],
-        "rounds": [1],
+        "rounds": [rounds],
         "retry": {"base_delay": 0},
     }
     path = tmp_path / "calls.yaml"
@@ -213,6 +219,50 @@ def test_a_store_recorded_before_the_fix_reads_the_same(
     again = shown(capsys, out)
     assert calls_as_shown(again) == purposes
     assert again == recorded
+
+
+def sections(lines: list[str]) -> dict[str, list[str]]:
+    """`show`'s lines under each "round N" (and "before the game") header."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in lines:
+        if re.fullmatch(r"round \d+|before the game", line):
+            current = line
+        out.setdefault(current, []).append(line)
+    return out
+
+
+@pytest.mark.parametrize("older", [False, True])
+def test_a_probes_answers_are_shown_in_the_round_it_was_asked_after_its_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: list[Reply], older: bool
+) -> None:
+    """Undercover asks its probes after each round of clues (seed-004 §6.1): the answers are
+    stored with that round, the calls were recorded with the next one. Each answer is shown in
+    the round of its probe's question, after it (issue 33 item 11), also in a store that did
+    not record where its calls were made (`older`)."""
+    model[0] = chameleon
+    out = play(tmp_path, ["undercover/0"], MAGIC, ["magic"] * 3, rounds=2)
+    if older:
+        with sqlite3.connect(out / STORE_FILE) as conn:
+            for row_id, text in conn.execute("SELECT id, request FROM llm_calls").fetchall():
+                request = json.loads(text)
+                request.pop("after_events")
+                conn.execute(
+                    "UPDATE llm_calls SET request=? WHERE id=?", (json.dumps(request), row_id)
+                )
+    lines = shown(capsys, out)
+    assert calls_as_shown(lines) == calls_in_store_order(out)
+    answered = 0
+    for header, section in sections(lines).items():
+        for i, line in enumerate(section):
+            found = re.match(r"seat (\d) answered magic-(\w+)@", line)
+            if found:
+                answered += 1
+                asked = f"seat {found[1]} was asked (probe:{found[2]})"
+                assert asked in section[:i], (header, line)
+    assert answered == 2 * 3 * 2  # two rounds, three seats, two probes
+    first = sections(lines)["round 1"]
+    assert "seat 0 was asked (probe:consistency)" in first
 
 
 # -- TradeCraft: the ToM agent's reports, tool calls, re-asks and crafts --------------------------

@@ -104,9 +104,12 @@ def test_a_call_is_priced_charged_cached_and_recorded(clock: Any) -> None:
     assert budget.spent_usd == pytest.approx(0.006) and budget.spent_tokens == 4
     assert len(cache) == 1
     # The recorder also gets the request as the cache key encoded it, to keep without
-    # encoding it again.
-    request_json = ResponseCache.key_and_request(MODEL, req(), 0)[1]
-    assert rec.rows == [(MODEL, ctx, req(), response, None, 0, request_json)]
+    # encoding it again, and the key the answer was cached under (the store's `cache_key`).
+    key, request_json = ResponseCache.key_and_request(MODEL, req(), 0)
+    assert rec.rows == [(MODEL, ctx, req(), response, None, 0, request_json, key)]
+    assert cache.get(key) is not None
+    [again] = asyncio.run(c.generate(req(), ctx))  # answered by the cache, under the same key
+    assert again.cached and rec.rows[1][7] == key
 
 
 def test_a_paid_call_is_recorded_even_when_caching_its_answer_fails(
@@ -119,7 +122,7 @@ def test_a_paid_call_is_recorded_even_when_caching_its_answer_fails(
     c = client(ScriptedProvider(MODEL, ["defect now"]), clock, cache=cache, recorder=rec)
     with pytest.raises(StratagemError, match=r"cache\.db: cannot cache an answer"):
         asyncio.run(c.generate(req()))
-    [(model, _, _, response, error, _, _)] = rec.rows
+    [(model, _, _, response, error, _, _, _)] = rec.rows
     assert (model, response.text, error) == (MODEL, "defect now", None)
     assert response.cost_usd > 0
     cache.close()
@@ -152,7 +155,7 @@ def test_exhausted_retries_raise_call_failed_and_record_the_error(clock: Any) ->
     with pytest.raises(CallFailed, match="gave up after 6 attempts") as info:
         asyncio.run(c.generate(req()))
     assert info.value.retries == 5 and provider.calls == 6
-    [(_, _, _, response, error, retries, _)] = rec.rows
+    [(_, _, _, response, error, retries, _, _)] = rec.rows
     assert response is None and retries == 5
     assert "503 overloaded" in error
     assert len(cache) == 0  # nothing cached: the next run tries again
@@ -333,7 +336,7 @@ def test_a_permanent_error_stops_every_later_call_to_the_model(clock: Any) -> No
     provider = ScriptedProvider(MODEL, reply)
     records: list[tuple[str | None, Response | None]] = []
     c = client(
-        provider, clock, recorder=lambda m, ctx, rq, rs, err, n, js: records.append((err, rs))
+        provider, clock, recorder=lambda m, ctx, rq, rs, err, n, js, key: records.append((err, rs))
     )
 
     async def main() -> list[BaseException]:

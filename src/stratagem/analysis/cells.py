@@ -20,6 +20,8 @@ from statistics import mean
 from stratagem.analysis.episodes import EpisodeData, load_episodes
 from stratagem.experiments.store import ResultStore
 
+LLM_KIND = "llm"
+"""The kind of a seat an LLM plays (a player descriptor's `kind`)."""
 NO_ROUNDS = "-"
 """The rounds of a cell whose game is not played in rounds (an Ultimatum offer and its answer)."""
 
@@ -44,6 +46,10 @@ class Cell:
     no valid move or the game is not a resolved matrix game."""
     invalid_rate: float
     """Share of the seat's moves that were invalid."""
+    llm_invalid_rate: float | None = None
+    """Share of the moves of every LLM seat (any seat, not only `player`) that were invalid;
+    None when no seat of the cell is an LLM: what `stratagem status` shows, so a rule-based
+    seat 0 never hides its LLM opponent's invalid replies."""
 
     @property
     def key(self) -> CellKey:
@@ -165,10 +171,13 @@ def pooled_rates(tallies: Sequence[tuple[int, int, int]]) -> tuple[float | None,
 def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
     """`cell_table` over episodes already loaded (the report shares one load)."""
     groups: dict[CellKey, list[tuple[float, float, int, int, int]]] = defaultdict(list)
+    llm_moves: dict[CellKey, list[tuple[int, int]]] = defaultdict(list)
     for e in episodes:
         if player >= len(e.seats):
             continue
-        groups[cell_key(e, player)].append(episode_tally(e, player))
+        key = cell_key(e, player)
+        groups[key].append(episode_tally(e, player))
+        llm_moves[key] += [e.decisions(k) for k, s in enumerate(e.seats) if s.kind == LLM_KIND]
     table = []
     for (model, agent, game, opponent, rounds), rows in sorted(
         groups.items(), key=lambda item: order_key(item[0])
@@ -181,6 +190,15 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
                 opponent_score=mean(r[1] for r in rows),
                 cooperation=cooperation,
                 invalid_rate=invalid_rate,
+                llm_invalid_rate=_share_invalid(llm_moves[(model, agent, game, opponent, rounds)]),
             )
         )  # fmt: skip
     return table
+
+
+def _share_invalid(moves: Sequence[tuple[int, int]]) -> float | None:
+    """Invalid moves over moves, from (decisions, invalid) pairs; None without any pair."""
+    if not moves:
+        return None
+    total = sum(d for d, _ in moves)
+    return sum(i for _, i in moves) / total if total else 0.0

@@ -11,7 +11,10 @@ column. Requests and responses of model calls are stored with credentials redact
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import shutil
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
 from pathlib import Path
@@ -19,10 +22,11 @@ from typing import Any, Self
 
 import pandas as pd
 
+from stratagem.analysis.invalid import invalid_rounds
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import dump_optional
 from stratagem.experiments.store import EpisodeRecord, ResultStore
-from stratagem.experiments.store_files import stores_in
+from stratagem.experiments.store_files import one_store
 
 Row = dict[str, Any]
 
@@ -152,11 +156,7 @@ def _seed_column(frame: pd.DataFrame) -> None:
 
 def open_store(path: str | PathLike[str]) -> ResultStore:
     """The one store a results directory (or its stratagem.db) names, opened read-only."""
-    found = stores_in(Path(path))
-    if len(found) > 1:
-        names = ", ".join(str(p.parent) for p in found[:5])
-        raise StratagemError(f"'{path}' holds {len(found)} result stores ({names}): name one")
-    return ResultStore(found[0], read_only=True)
+    return ResultStore(one_store(Path(path)), read_only=True)
 
 
 class StoreFrames:
@@ -247,10 +247,19 @@ class StoreFrames:
 
     @functools.cached_property
     def rounds(self) -> pd.DataFrame:
-        """One row per round and seat: the move, its payoff and tokens, the round's validity."""
+        """One row per round and seat: the move, its payoff and tokens, and whether this seat's
+        move was valid (`analysis.invalid`, from the round and the seat's own events: the
+        stored round's flag is every seat's at once, so a bot would look invalid beside an
+        LLM that was)."""
 
         def rows(e: EpisodeRecord) -> Iterator[Row]:
-            for r in self.store.rounds(e.id):
+            rounds = self.store.rounds(e.id)
+            if not rounds:
+                return
+            events = self.store.invalid_marks(e.id)
+            seats = range(max(len(r.actions) for r in rounds))
+            invalid = [invalid_rounds(rounds, events, k) for k in seats]
+            for r in rounds:
                 for k, action in enumerate(r.actions):
                     yield {
                         "episode_id": e.id,
@@ -259,7 +268,7 @@ class StoreFrames:
                         "action": _action(action),
                         "payoff": None if r.payoffs is None else r.payoffs[k],
                         "tokens": None if r.tokens is None else r.tokens[k],
-                        "valid": r.valid,
+                        "valid": r.round not in invalid[k],
                     }
 
         return _frame("rounds", self._per_episode(rows))
@@ -355,19 +364,73 @@ class StoreFrames:
         return _frame("answers", self._per_episode(rows))
 
 
+ARROW_TYPES = {
+    "str": "string",
+    "int64": "int64",
+    "Int64": "int64",
+    "float64": "float64",
+    "bool": "bool",
+    "boolean": "bool",
+}
+"""The Arrow type of each pandas dtype of `COLUMNS`: a file types a column as declared even when
+no row holds a value (pyarrow would infer `null`, which another export of the same table does
+not read as)."""
+
+
+def _arrow_schema(table: str, frame: pd.DataFrame) -> Any:
+    import pyarrow as pa
+
+    fields = []
+    for name, dtype in COLUMNS[table].items():
+        if dtype == "object":  # `seed`: integers when every seed is one (`_seed_column`)
+            kind = "int64" if isinstance(frame[name].dtype, pd.Int64Dtype) else "string"
+        else:
+            kind = ARROW_TYPES[dtype]
+        fields.append(pa.field(name, pa.type_for_alias(kind)))
+    return pa.schema(fields)
+
+
 def write_parquet(frames: StoreFrames, directory: Path) -> list[Path]:
     """One Parquet file per table in `directory`, which must be new or empty: files already
-    there would mix with these (an older export, another experiment's)."""
+    there would mix with these (an older export, another experiment's). The files are written
+    in a new directory beside it that takes its name once every table is written, so an export
+    that fails (a damaged store, a full disk) leaves nothing behind."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         what = "a file" if not directory.is_dir() else "not empty"
         raise StratagemError(f"export directory '{directory}' is {what}: name a new directory")
+    staging = directory.parent / f".{directory.name}.{uuid.uuid4().hex[:12]}.partial"
+    made = [d for d in (directory.parent, *directory.parent.parents) if not d.exists()]
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        staging.mkdir(parents=True)
     except OSError as exc:
         raise StratagemError(f"export directory '{directory}': cannot create it ({exc})") from None
-    written = []
-    for table in TABLES:
-        path = directory / f"{table}.parquet"
-        frames.frame(table).to_parquet(path, index=False, engine="pyarrow")
-        written.append(path)
-    return written
+    try:
+        for table in TABLES:
+            frame = frames.frame(table)
+            data = pa.Table.from_pandas(
+                frame, schema=_arrow_schema(table, frame), preserve_index=False
+            )
+            try:
+                pq.write_table(data, staging / f"{table}.parquet")
+            except OSError as exc:
+                raise StratagemError(
+                    f"export directory '{directory}': cannot write {table}.parquet ({exc})"
+                ) from None
+        try:
+            if directory.is_dir():  # new and empty (checked above): the export takes its place
+                directory.rmdir()
+            staging.rename(directory)
+        except OSError as exc:
+            raise StratagemError(
+                f"export directory '{directory}': cannot create it ({exc})"
+            ) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # the folders made for it, deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return [directory / f"{table}.parquet" for table in TABLES]

@@ -86,8 +86,9 @@ class Transcript:
 def build_transcript(store: ResultStore, episode: EpisodeRecord) -> Transcript:
     all_events = store.events(episode.id)
     calls: dict[int | None, list[PlacedCall]] = defaultdict(list)
+    seqs = [e.seq for e in all_events]
     for call in place_calls(store.llm_calls(episode.id), all_events):
-        calls[call.call.round].append(call)
+        calls[call.section(all_events, seqs)].append(call)
     rows: dict[int | None, RoundRecord] = {row.round: row for row in store.rounds(episode.id)}
     events: dict[int | None, list[EventRecord]] = defaultdict(list)
     for event in all_events:
@@ -146,7 +147,7 @@ def _round_lines(
         for e in step:
             if e.kind == DECISION_EVENT:
                 out += _calls_lines(by_seat.pop(e.player, []))
-            out.append(_event_line(e))
+            out.append(_event_line(e, _stand_in(events, end, e.player, row)))
             if e.kind == DECISION_EVENT and e.player in unplaced:
                 out += unplaced.pop(e.player)
         if row is not None and i <= decisions[-1] < end:
@@ -174,6 +175,24 @@ def _by_seat(
         else:
             lead.append(call)
     return lead, by_seat
+
+
+def _stand_in(
+    events: list[EventRecord], start: int, seat: int | None, row: RoundRecord | None
+) -> Any:
+    """The move the game made for `seat` in the step whose game events start at `start`, for
+    a decision that held none (OpenSpiel draws one, a game may play a default): the seat's move
+    among those events (up to the next decision), else its move in the round's row; None when
+    none is recorded (a forfeited round, a skipped turn, a default the game does not name)."""
+    for e in events[start:]:
+        if e.kind == DECISION_EVENT:
+            break
+        data = e.data
+        if isinstance(data, dict) and data.get("player") == seat and "move" in data:
+            return data["move"]
+    if row is not None and seat is not None and seat < len(row.actions):
+        return row.actions[seat]
+    return None
 
 
 def _undecided_round(
@@ -256,7 +275,9 @@ def _round_line(row: RoundRecord) -> Line:
     return Line("round", None, f"moves: {played}{scored}{invalid}")
 
 
-def _event_line(event: EventRecord) -> Line:
+def _event_line(event: EventRecord, stand_in: Any = None) -> Line:
+    """An event as one line; `stand_in`: the move the game made for a seat whose decision held
+    none (`_stand_in`), so an invalid reply and the move played in its place read as one story."""
     seen = None
     if event.visible_to is not None:
         seats = list(event.visible_to)
@@ -268,14 +289,25 @@ def _event_line(event: EventRecord) -> Line:
     data = event.data if isinstance(event.data, dict) else {"value": event.data}
     if event.kind == DECISION_EVENT:
         status = "valid" if data.get("valid") else "invalid"
+        action = data.get("action")
+        missing = action is None and not data.get("valid")
+        did = "made no valid move" if missing else f"played {_value(action)}"
         text = (
-            f"played {_value(data.get('action'))} ({status}, {data.get('attempts', 0)} "
-            f"attempt(s), {data.get('tokens', 0)} tokens)"
+            f"{did} ({status}, {data.get('attempts', 0)} attempt(s), "
+            f"{data.get('tokens', 0)} tokens)"
         )
         return Line("decision", event.player, text, seen_by=seen)
     if event.kind == "invalid":
-        text = f"invalid: {data.get('error')}; played {_value(data.get('played'))}"
-        return Line("invalid", event.player, text, seen_by=seen)
+        played = data.get("played")
+        if played is not None:
+            instead = f"played {_value(played)}"
+        elif stand_in is not None:
+            instead = f"the game played {_value(stand_in)} in its place"
+        else:
+            instead = "the game's rule for a missing move applied"
+        return Line(
+            "invalid", event.player, f"invalid: {data.get('error')}; {instead}", seen_by=seen
+        )
     if event.kind == "moderator" and isinstance(data.get("text"), str):
         return Line("event", None, "moderator: " + data["text"], seen_by=seen)
     if isinstance(data.get("player"), int) and isinstance(data.get("text"), str):

@@ -30,6 +30,10 @@ ASIDE = ("question", "probe:", "pgm-")
 taken for a move's calls."""
 DECISION = "decision"
 """The purpose of a move's own call."""
+DEBRIEF = ("question", "probe:")
+"""Purposes of the calls asked after a step (`Agent.debrief`: questions, probes): they belong to
+that step's round, as their answers do, although a repeated game's observation after a round's
+last step (which the agent records its calls with) already names the next round."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,15 @@ class PlacedCall:
     @property
     def aside(self) -> bool:
         return self.purpose.startswith(ASIDE)
+
+    def section(self, events: Sequence[EventRecord], seqs: Sequence[int]) -> int | None:
+        """The round it is shown in: a debrief's, the round of the step it followed (of the
+        last event recorded before it; 0, the loop's step before the first, when none was);
+        any other call's, the round it was made in. `seqs`: the events' sequence numbers."""
+        if not self.purpose.startswith(DEBRIEF) or not events:
+            return self.call.round
+        i = len(events) if self.at is None else bisect_left(seqs, self.at)
+        return events[i - 1].round if i else 0
 
 
 def place_calls(calls: Sequence[LlmCallRecord], events: Sequence[EventRecord]) -> list[PlacedCall]:

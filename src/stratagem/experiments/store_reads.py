@@ -78,6 +78,20 @@ class StoreReads(StoreConnection):
             params.append(kind)
         return [event_from_row(r) for r in self._rows(sql + " ORDER BY seq", params)]
 
+    def invalid_marks(self, episode_id: str) -> list[EventRecord]:
+        """The events that may mark a seat's move invalid (`analysis.invalid` decides): the
+        "invalid" events and the decisions stored as not valid, without the valid decisions
+        that are most of a game's events (the per-seat validity of a rounds frame reads these
+        for every episode)."""
+        return [
+            event_from_row(r)
+            for r in self._rows(
+                "SELECT * FROM events WHERE episode_id=? AND (kind='invalid' OR "
+                "(kind='decision' AND json_extract(data, '$.valid') IS NOT 1)) ORDER BY seq",
+                (episode_id,),
+            )
+        ]
+
     def seat_costs(self, episode_ids: Sequence[str]) -> dict[str, dict[int, float]]:
         """Dollars per episode and seat, summed over its model calls, for reports over many
         episodes: one query per chunk of episodes, and no stored request is decoded."""

@@ -8,6 +8,8 @@ scrubbed of anything that looks like a credential before they are raised or reco
 The provider's key (`provider.secrets()`) is masked in every reply as it comes in, before the agent,
 the recorder or the cache sees it, and in every cached reply as it comes out (one cached before
 masking existed): a server that echoes the key can never get it stored, printed or sent back.
+Lone surrogates (`"\\udcff"` in a server's JSON) are escaped in the same two places and in error
+texts, so whatever a server sends is stored and shown (`stratagem.llm.surrogates`).
 
 A permanent error from the provider (bad key, unknown model, invalid request) is remembered: every
 later call to that model fails at once with the same error and sends nothing, so one bad key costs
@@ -21,7 +23,7 @@ import contextlib
 import json
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 
 from stratagem.llm.errors import (
@@ -39,7 +41,8 @@ from stratagem.llm.registry import ModelConfig, create_provider
 from stratagem.llm.retry import RetriesExhausted, RetryPolicy, Sleep, call_with_retries
 from stratagem.llm.routing import routing_key
 from stratagem.llm.secrets import SecretScrubber
-from stratagem.llm.shared_state import AnswerCache, Quotas, Spending
+from stratagem.llm.shared_state import AnswerCache, Quotas, Slots, Spending
+from stratagem.llm.surrogates import escape_surrogates, escaped_response
 from stratagem.llm.types import Request, Response
 
 log = logging.getLogger(__name__)
@@ -57,12 +60,13 @@ class CallContext:
 
 
 CallRecorder = Callable[
-    [str, CallContext, Request, Response | None, str | None, int, str | None], None
+    [str, CallContext, Request, Response | None, str | None, int, str | None, str | None], None
 ]
 """(model, context, request, response or None, error text or None, retries, request JSON or
-None) -> None. The request JSON is the request as the response cache's key encoded it (every
-field but `n`; `ResponseCache.key_and_request`), when the client has a cache: a recorder may keep
-it instead of encoding the request again."""
+None, cache key or None) -> None. The request JSON is the request as the response cache's key
+encoded it (every field but `n`; `ResponseCache.key_and_request`), when the client has a cache: a
+recorder may keep it instead of encoding the request again. The cache key is the entry the call
+was looked up under (and its answer cached under): what the store keeps to tie the two."""
 
 
 @dataclass
@@ -115,7 +119,8 @@ class ModelClient:
         self.prices = prices
         self.budget = budget
         self.recorder = recorder
-        self._semaphore = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        self.slots: Slots | None = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+        """Its `max_concurrency` (a Ray worker's client is given the coordinator's, shared)."""
         # Jitter only spreads retries in time; it never changes a result, so an unseeded default
         # is fine (and desirable: processes should not retry in lockstep).
         self._rng = rng if rng is not None else random.Random()
@@ -152,10 +157,10 @@ class ModelClient:
             key, request_json = self.cache.key_and_request(self._cache_model, request, sample)
             hit = await self.cache.lookup(key)
             if hit is not None:
-                hit = self._secrets.response(hit)
+                hit = self._secrets.response(escaped_response(hit))
                 response = replace(hit, cached=True, cost_usd=0.0, model=hit.model or self.model)
                 self.stats.cache_hits += 1
-                self._record(context, request, response, None, 0, request_json)
+                self._record(context, request, response, None, 0, request_json, key)
                 return response
         self._check_refused()
         if self.budget is not None:
@@ -172,7 +177,7 @@ class ModelClient:
             return await self._attempt(request, sample, context.episode_id)
 
         try:
-            async with self._semaphore if self._semaphore else contextlib.nullcontext():
+            async with self._slot():
                 result = await call_with_retries(attempt, self.retry, self._rng, self._sleep, count)
         except RetriesExhausted as exc:
             text = (
@@ -180,17 +185,18 @@ class ModelClient:
                 f"{self._error_text(exc.last)}"
             )
             self.stats.failures += 1
-            self._record(context, request, None, text, exc.retries, request_json)
+            self._record(context, request, None, text, exc.retries, request_json, key)
             raise CallFailed(text, exc.retries) from None
         except ModelRefused as exc:
             if retries:  # earlier attempts of this call were sent (and failed transiently)
                 self.stats.failures += 1
-                self._record(context, request, None, self._error_text(exc), retries, request_json)
+                error = self._error_text(exc)
+                self._record(context, request, None, error, retries, request_json, key)
             raise
         except PermanentError as exc:
             text = self._error_text(exc)
             self.stats.failures += 1
-            self._record(context, request, None, text, retries, request_json)
+            self._record(context, request, None, text, retries, request_json, key)
             refused = ModelRefused(self._scrub(str(exc)), self.model)
             if self.refused is None:
                 self.refused = refused
@@ -198,11 +204,11 @@ class ModelClient:
         except Exception as exc:
             text = self._error_text(exc)
             self.stats.failures += 1
-            self._record(context, request, None, text, retries, request_json)
+            self._record(context, request, None, text, retries, request_json, key)
             if self._scrub(str(exc)) != str(exc):  # never let a credential travel further
                 raise CallFailed(text, retries) from None
             raise
-        response = self._secrets.response(result.value)
+        response = self._secrets.response(escaped_response(result.value))
         cost = self.prices.cost(self.model, response.usage)  # prompt-cache rates included
         saved = self.prices.saving(self.model, response.usage)
         response = replace(
@@ -217,10 +223,21 @@ class ModelClient:
         if self.budget is not None:
             self.budget.charge(cost, response.usage.total)
         # Recorded first: a paid call is counted even if caching its answer fails.
-        self._record(context, request, response, None, result.retries, request_json)
+        self._record(context, request, response, None, result.retries, request_json, key)
         if self.cache is not None and key is not None:
             self.cache.put(key, self.model, request, response, request_json=request_json)
         return response
+
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        if self.slots is None:
+            yield
+            return
+        await self.slots.acquire()
+        try:
+            yield
+        finally:
+            self.slots.release()
 
     async def _attempt(self, request: Request, sample: int, episode: str | None) -> Response:
         """One try: wait for the quotas, ask the provider (told the episode, for routing), count
@@ -250,7 +267,7 @@ class ModelClient:
     def _scrub(self, text: str) -> str:
         """An error text without this provider's key (exact value first: a pattern could mask
         only part of it) and without anything else shaped like a credential."""
-        return scrub_secrets(self._secrets.text(text))
+        return scrub_secrets(self._secrets.text(escape_surrogates(text)))
 
     def _error_text(self, exc: BaseException) -> str:
         message = self._scrub(str(exc))
@@ -268,9 +285,10 @@ class ModelClient:
         error: str | None,
         retries: int,
         request_json: str | None,
+        key: str | None,
     ) -> None:
         if self.recorder is not None:
-            self.recorder(self.model, context, request, response, error, retries, request_json)
+            self.recorder(self.model, context, request, response, error, retries, request_json, key)
 
     async def aclose(self) -> None:
         await self.provider.aclose()
