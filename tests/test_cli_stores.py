@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -111,6 +112,21 @@ def test_a_damaged_store_is_one_line_naming_the_file(
     assert "stratagem doctor results/small" in line and "Traceback" not in err
 
 
+def test_a_parquet_export_that_fails_leaves_no_directory_behind(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model calls' table is damaged: the export fails in one line after writing the first
+    tables, and neither the directory named (nor the folder made for it) nor a half-written one
+    is left (issue 33 item 11)."""
+    damage(ran / "stratagem.db", "llm_calls")
+    before = sorted(p.name for p in Path.cwd().iterdir())
+    code, _, err = cli(capsys, "export", "exports/pq", "--format", "parquet")
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "stratagem.db: the file is damaged" in line
+    assert sorted(p.name for p in Path.cwd().iterdir()) == before
+
+
 def test_doctor_checks_and_recovers_what_still_reads_back(
     ran: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -197,3 +213,92 @@ def test_import_and_tournament_are_refused_while_another_process_writes_the_dire
     assert (ran / "stratagem.db").stat().st_size == before
     # Once it is free, both write.
     assert cli(capsys, "import", "x.jsonl", "--store", str(ran))[0] == 0
+
+
+def test_a_tournament_stored_in_results_does_not_hide_the_runs_under_it(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33 (N5): `tournament` writes results/stratagem.db, a run results/<name>; a bare
+    `status` shows both, and a bare `export` names both instead of reading the tournament's."""
+    import stratagem
+    from stratagem.errors import StratagemError
+
+    tournament = ("tournament", "--game", "dilemma", "-s", "TitForTat", "-s", "AlwaysDefect")
+    code, _, err = cli(capsys, *tournament, "--turns", "3", "--repetitions", "1")
+    assert code == 0, err
+    code, out, _ = cli(capsys, "status")
+    assert code == 0 and "tournament on dilemma" in out and "12 finished" in out
+    both = "'results' holds 2 result stores (results/stratagem.db, results/small): name one"
+    code, _, err = cli(capsys, "export", "x.jsonl")
+    assert code == 2 and err.strip() == f"error: {both}"
+    with pytest.raises(StratagemError, match=re.escape(both)):
+        stratagem.open("results")
+    assert cli(capsys, "export", "t.jsonl", "--store", "results/stratagem.db")[0] == 0
+    assert cli(capsys, "export", "x.jsonl", "--store", "results/small")[0] == 0
+    assert len(Path("x.jsonl").read_text().splitlines()) == 12
+
+
+def test_import_of_a_file_with_nothing_valid_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33 (N4): --no-strict lists the bad lines, then exits 2 when none was imported;
+    an empty file too. One good line is still a success."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_line(game="nope")) + "\nnot json\n", encoding="utf-8")
+    store = str(tmp_path / "s")
+    code, out, err = cli(capsys, "import", str(bad), "--no-strict", "--store", store)
+    assert code == 2 and out.count("not imported: ") == 2
+    assert err.strip() == (
+        f"error: {bad}: no episode imported (every line was refused, as listed above)"
+    )
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, _, err = cli(capsys, "import", str(empty), "--store", store)
+    assert code == 2 and err.strip() == f"error: {empty}: no episode imported (it holds none)"
+    bad.write_text(json.dumps(_line()) + "\nnot json\n", encoding="utf-8")
+    code, out, _ = cli(capsys, "import", str(bad), "--no-strict", "--store", store)
+    assert code == 0 and "imported 1 episodes" in out
+
+
+def test_a_run_whose_start_fails_leaves_no_empty_experiment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33 (N9): a start that fails (here: the pool's endpoints_file, which a cluster job
+    writes, is still missing when the run starts) left an experiment with nothing in it, listed
+    by `status` as `t (t): ; 0 model calls`."""
+    monkeypatch.chdir(tmp_path)
+    file = experiment(tmp_path, "early", 1)
+    data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    data["models"] = [{"model": "openai/m", "endpoints_file": "endpoints.txt"}]
+    file.write_text(yaml.safe_dump(data), encoding="utf-8")
+    code, _, err = cli(capsys, "run", str(file), "--no-progress", "--yes")
+    assert code == 2 and "endpoints.txt" in err
+    code, out, _ = cli(capsys, "status", "results/early")
+    assert code == 0 and out.strip() == "results/early/stratagem.db: no experiments"
+
+
+def test_status_of_an_experiment_with_no_episodes_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stratagem.experiments.store import ResultStore
+
+    with ResultStore(tmp_path / "stratagem.db") as db:
+        db.create_experiment("t", "t", {})
+    code, out, _ = cli(capsys, "status", str(tmp_path))
+    assert code == 0
+    assert out.startswith("t (t): no episodes; 0 model calls (0 cached, 0 failed)")
+
+
+def test_doctor_export_of_a_store_that_reads_nothing_says_what_to_do(
+    ran: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33 (11): the store's own error pointed back to `doctor`, the command just run."""
+    damage(ran / "stratagem.db", "experiments")
+    code, out, _ = cli(capsys, "doctor", str(ran), "--export", "saved.jsonl")
+    assert code == 1
+    (line,) = [x for x in out.splitlines() if x.startswith("nothing can be read back")]
+    assert line == (
+        f"nothing can be read back from {ran / 'stratagem.db'}: move it aside (e.g. to "
+        "stratagem.db.damaged) and run the experiment's file again to play its episodes in a "
+        f"new store there; the calls already answered come from {ran / 'cache.db'} at no cost"
+    )

@@ -283,3 +283,48 @@ def test_unreadable_answers_are_counted_in_the_summary_not_logged(
         )
     assert unread > 0
     assert f"\n{unread} answers (questions, probes, analyses) could not be read" in out
+
+
+def test_a_run_written_to_a_file_says_how_far_it_is_while_it_runs(tmp_path: Path) -> None:
+    """Issue 33 (N7): with its output in a file (no terminal), the bar showed only at the end;
+    now a plain line comes at least every STRATAGEM_PROGRESS_EVERY seconds while it runs."""
+    episodes = 6
+    with SlowOpenAIServer(0.25) as server:
+        path = write(
+            tmp_path,
+            models=[{"model": "openai/slow", "base_url": server.base_url, "api_key_env": "K",
+                     "max_concurrency": 1}],
+            seeds=list(range(episodes)), rounds=[2], concurrency=1,
+        )  # fmt: skip
+        env = {**os.environ, "K": "sk-not-a-key", "STRATAGEM_PROGRESS_EVERY": "0.2"}
+        log = tmp_path / "run.log"
+        with log.open("w") as sink:
+            proc = subprocess.Popen(
+                [COMMAND, "run", str(path)], stdout=sink, stderr=sink, text=True, env=env
+            )
+            try:
+                deadline = time.monotonic() + 60
+                while server.count < 6:  # three of the six episodes played
+                    assert time.monotonic() < deadline and proc.poll() is None
+                    time.sleep(0.01)
+                time.sleep(0.1)
+                assert proc.poll() is None, "the run ended before its log was read"
+                so_far = re.findall(r"^cmd: (\d+)/6 episodes", log.read_text(), re.MULTILINE)
+                assert so_far and 0 < int(so_far[-1]) < episodes, log.read_text()
+            finally:
+                assert proc.wait(timeout=60) == 0, log.read_text()
+    done = [int(n) for n in re.findall(r"^cmd: (\d+)/6 episodes", log.read_text(), re.MULTILINE)]
+    assert done == sorted(done) and done[0] == 0 and done[-1] == episodes
+    assert "━" not in log.read_text().split("experiment cmd:")[0]  # no bar drawn into the file
+
+
+def test_a_bad_progress_interval_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STRATAGEM_PROGRESS_EVERY", "soon")
+    code, _, err = cli(capsys, "run", str(write(tmp_path, models=[{"model": "scripted/echo"}])))
+    assert code == 2
+    assert err.strip() == (
+        "error: STRATAGEM_PROGRESS_EVERY='soon': give the seconds between two progress lines, "
+        "a number >= 0"
+    )

@@ -12,13 +12,23 @@ from types import TracebackType
 
 from rich.text import Text
 
-from stratagem.cli import catalog, doctor, magic, play, running, stores, strategy_runs, view
+from stratagem.cli import (
+    catalog,
+    doctor,
+    examples,
+    magic,
+    play,
+    running,
+    stores,
+    strategy_runs,
+    view,
+)
 from stratagem.cli.common import app, err, fit_consoles
 from stratagem.errors import StratagemError
 from stratagem.experiments.store_base import damage_message, is_damage
 
 __all__ = ["app", "main"]
-_COMMANDS = (catalog, strategy_runs, running, play, stores, doctor, magic, view)
+_COMMANDS = (catalog, strategy_runs, running, play, stores, doctor, examples, magic, view)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from stratagem.cli.shipped import DOCS, shipped
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.experiments.store import ResultStore
 
@@ -26,6 +27,12 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Measure how LLM-based agents reason and behave in strategic games.",
+    epilog=(
+        f"Documentation: {shipped(DOCS) / 'index.md'} (installed with the package: each "
+        "docs/*.md a help text names is in that folder). Example experiments: `stratagem "
+        "examples DIR` writes them, then `stratagem run DIR/quickstart.yaml`. `stratagem doctor` "
+        "checks the install."
+    ),
     pretty_exceptions_show_locals=False,  # locals may hold secrets (API keys) in later layers
 )
 out = Console(highlight=False)
@@ -119,9 +126,12 @@ def _print_cells(db: ResultStore, experiment: str) -> None:
         [
             c.model, c.agent, c.game, c.opponent, str(c.rounds), str(c.episodes),
             f"{c.score:.1f}", f"{c.opponent_score:.1f}",
-            "-" if c.cooperation is None else f"{c.cooperation:.2f}", f"{c.invalid_rate:.2f}",
+            "-" if c.cooperation is None else f"{c.cooperation:.2f}",
+            "-" if c.llm_invalid_rate is None else f"{c.llm_invalid_rate:.2f}",
         ]
         for c in cells
     ]  # fmt: skip
-    title = Text(f"{experiment}: player 0 per cell (mean over episodes)")
+    title = Text(
+        f"{experiment}: player 0 per cell (mean over episodes); invalid: every LLM seat's moves"
+    )
     out.print(fitted_table(CELL_COLUMNS, rows, out.width, title=title))

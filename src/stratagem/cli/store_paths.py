@@ -1,6 +1,7 @@
 """The one way every command names a result store: a results directory or its `stratagem.db`,
-`results` by default. `run` writes `results/<name>/stratagem.db`, so reading the default finds the
-store directly in `results` or, failing that, the one results directory under it."""
+`results` by default. `run` writes `results/<name>/stratagem.db` and a tournament
+`results/stratagem.db`, so reading the default finds the store in `results` and those of the
+results directories under it: one is read, several are listed for the person to name one."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ import typer
 from stratagem.errors import StratagemError
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.store import ResultStore
-from stratagem.experiments.store_files import STORE_FILE, direct_store, stores_in
+from stratagem.experiments.store_files import STORE_FILE, direct_store, one_store, stores_in
 
 __all__ = ["DEFAULT", "STORE_FILE", "StoreArg", "StoreOption", "store_to_read", "stores_in"]
 
 DEFAULT = Path("results")
 HELP = (
     "A results directory or its stratagem.db file; 'results' (the default) means the store there "
-    "or the one results directory under it."
+    "and those of the results directories under it (one, or name it)."
 )
 
 StoreArg = Annotated[Path, typer.Argument(help=HELP, show_default=True)]
@@ -30,12 +31,7 @@ StoreOption = Annotated[Path, typer.Option("--store", help=HELP)]
 
 def store_to_read(path: Path) -> Path:
     """The one store `path` names; several are an error that lists them."""
-    found = stores_in(path)
-    if len(found) > 1:
-        names = ", ".join(str(p.parent) for p in found[:5])
-        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-        raise StratagemError(f"'{path}' holds {len(found)} result stores ({names}{more}): name one")
-    return found[0]
+    return one_store(path)
 
 
 def store_to_write(path: Path) -> Path:

@@ -75,7 +75,7 @@ def _status_of(db: ResultStore, path: Path) -> None:
         line = Text(experiment.id, style="bold")
         line.append(
             f" ({experiment.name}): "
-            + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+            + (", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no episodes")
             + f"; {calls['calls']} model calls ({calls['cached']} cached, "
             f"{calls['errors']} failed), {calls['tokens']:,} tokens, ${calls['cost_usd']:.4f}"
             + CacheUse.from_totals(calls).aside()
@@ -281,3 +281,6 @@ def import_(
     _say(out, f"imported {report.imported} episodes, skipped {report.skipped} already stored")
     for error in report.errors:
         _say(out, f"not imported: {error}")
+    if not report.imported and not report.skipped:  # a file with nothing valid is bad input
+        why = "every line was refused, as listed above" if report.errors else "it holds none"
+        raise StratagemError(f"{file}: no episode imported ({why})")

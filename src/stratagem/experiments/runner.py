@@ -31,7 +31,7 @@ from rich.table import Column
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
 from stratagem.experiments.checkpoints import BackgroundCheckpoints
-from stratagem.experiments.clients import model_configs
+from stratagem.experiments.clients import model_config, model_configs
 from stratagem.experiments.commits import TurnCommits
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.drift import changed_settings
@@ -43,6 +43,7 @@ from stratagem.experiments.limits import MAX_EPISODES
 from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.plan import Plan, estimate
 from stratagem.experiments.plan_time import Latency
+from stratagem.experiments.progress_log import ProgressLog
 from stratagem.experiments.records import EncodedJson, dump_json
 from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.store import ResultStore
@@ -53,6 +54,7 @@ from stratagem.llm.errors import BudgetExceeded, ModelRefused
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.pricing import CacheUse
 from stratagem.llm.ratelimit import RateLimiter
+from stratagem.llm.registry import check_ready
 from stratagem.llm.retry import RetryPolicy
 from stratagem.llm.types import Request, Response
 
@@ -140,11 +142,24 @@ class Runner:
         """Every episode of the grid, as a list (for small grids: a play, a test)."""
         return list(self.grid.specs())
 
+    def check(self) -> None:
+        """Refuse what the run would refuse once started, before anything is stored, loaded or
+        sent: a model's missing API key (its variable named, never a value), an executor that
+        cannot start (Ray not installed). `plan` asks, so `--dry-run` refuses what the run
+        does, and so does `run`, whoever calls it."""
+        for entry in self.config.models:
+            if entry.endpoints_file is not None and not Path(entry.endpoints_file).exists():
+                continue  # the cluster job writes it: checked when the run starts
+            check_ready(model_config(entry))
+        self.executor.check()
+
     def plan(self) -> Plan:
         """What the run is about to do (episodes, calls, tokens, dollars), before it starts:
         exactly the episodes of this grid that `run` will play, so the plan, `--dry-run` and
         the confirmation bounds never miss an episode whose spec changed under the same
-        experiment name (a model swapped for a priced one plays new episodes)."""
+        experiment name (a model swapped for a priced one plays new episodes). Refused as
+        `check` refuses."""
+        self.check()
         store_file = self.output / STORE_FILE
         done: set[str] = set()
         per_call = None
@@ -169,6 +184,7 @@ class Runner:
         return {e.id for e in store.episodes(self.experiment, status="finished")}
 
     async def run(self) -> RunSummary:
+        self.check()
         started = time.perf_counter()
         self.summary = summary = RunSummary(self.experiment, self.size)
         with (
@@ -177,6 +193,7 @@ class Runner:
             frozen_setup(),
         ):
             self._check_drift(store)
+            new = store.experiment(self.experiment) is None
             store.create_experiment(
                 self.experiment, self.config.name, self.config.model_dump(mode="json"), update=True
             )
@@ -189,7 +206,12 @@ class Runner:
                     else:
                         yield spec
 
-            await self._run_episodes(store, todo(), max(self.size - len(done), 0), summary)
+            try:
+                await self._run_episodes(store, todo(), max(self.size - len(done), 0), summary)
+            except BaseException:
+                if new:  # a start that failed (a key, a cluster) leaves no empty experiment
+                    store.drop_empty_experiment(self.experiment)
+                raise
         summary.wall_s = time.perf_counter() - started
         return summary
 
@@ -218,6 +240,10 @@ class Runner:
         budget = self._budget(store)
         stop = asyncio.Event()
         stopped_by_budget = asyncio.Event()
+        # Not a terminal (a log file, a pipe): plain lines instead of a bar redrawn in place.
+        lines = None
+        if self.show_progress and not self.console.is_terminal:
+            lines = ProgressLog(self.console, self.config.name, total)
         # One line at 80 columns: the name (never read as markup) and the bar give way first;
         # episodes, ETA and the usage (calls, tokens, cost) are kept whole.
         progress = ProgressWithEndpoints(
@@ -232,10 +258,15 @@ class Runner:
             TimeRemainingColumn(compact=True, table_column=Column(no_wrap=True)),
             TextColumn("{task.fields[usage]}", markup=False, table_column=Column(no_wrap=True)),
             console=self.console,
-            disable=not self.show_progress,
+            disable=not self.show_progress or lines is not None,
             expand=True,
         )
         task = progress.add_task(self.config.name, total=total, usage="")
+
+        def advance() -> None:
+            progress.advance(task)
+            if lines is not None:
+                lines.tick(summary.finished + summary.failed, _usage_text(summary))
 
         def record(
             model: str,
@@ -245,6 +276,7 @@ class Runner:
             error: str | None,
             retries: int,
             request_json: str | None,
+            cache_key: str | None = None,
         ) -> None:
             episode = context.episode_id  # the events before the call place it in time
             after = None if episode is None else store.next_event_seq(episode)
@@ -253,6 +285,7 @@ class Runner:
                 episode_id=episode,
                 player=context.player,
                 round=context.round,
+                cache_key=cache_key,
                 request=stored_request(request, context.purpose, retries, request_json, after),
                 response=None if response is None else response.to_json(),
                 text=None if response is None else response.text,
@@ -277,12 +310,14 @@ class Runner:
                 summary.cost_usd += response.cost_usd
             if self.show_progress:
                 progress.update(task, usage=_usage_text(summary))
+                if lines is not None:
+                    lines.tick(summary.finished + summary.failed, _usage_text(summary))
 
         def finished(spec: EpisodeSpec, payoffs: list[float], unread: int) -> None:
             store.finish_episode(spec.id, payoffs)
             summary.finished += 1
             summary.unread_answers += unread
-            progress.advance(task)
+            advance()
 
         def failed(spec: EpisodeSpec, exc: StratagemError) -> None:
             summary.failed += 1
@@ -297,7 +332,7 @@ class Runner:
                 if summary.stopped is None:
                     summary.stopped = f"model {exc}; no further calls were sent to it"
                 stop.set()
-            progress.advance(task)
+            advance()
 
         endpoints = EndpointProgress(progress, {}, self.output, self.experiment)
         session = RunSession(
@@ -319,6 +354,8 @@ class Runner:
                 # Said once every call in flight has finished: what was paid in the end.
                 summary.stopped = budget.reached()
         finally:
+            if lines is not None:
+                lines.close(summary.finished + summary.failed, _usage_text(summary))
             cache.close()
             limiter.close()
 

@@ -17,11 +17,15 @@ def direct_store(path: Path) -> Path:
 
 
 def stores_in(path: Path) -> list[Path]:
-    """Every store `path` names (several only for a directory of results directories)."""
+    """Every store `path` names: its own and those of the results directories under it (a
+    tournament writes `results/stratagem.db` itself, a run `results/<name>/stratagem.db`; both
+    are listed, so one never hides the other)."""
     direct = direct_store(path)
-    if direct.is_file():
+    if direct.is_file() and not path.is_dir():
         return [direct]
     below = sorted(path.glob(f"*/{STORE_FILE}")) if path.is_dir() else []
+    if direct.is_file():
+        return [direct, *below]
     if not path.exists():
         raise StratagemError(f"result store '{path}' does not exist")
     if not below:
@@ -30,3 +34,19 @@ def stores_in(path: Path) -> list[Path]:
             "one, or name a results directory"
         )
     return below
+
+
+def store_name(store: Path) -> str:
+    """How a person names `store` to pick it: its results directory, or the file itself where
+    that directory also holds others (a store directly in `results`)."""
+    return str(store.parent) if not any(store.parent.glob(f"*/{STORE_FILE}")) else str(store)
+
+
+def one_store(path: Path) -> Path:
+    """The one store `path` names; several are an error that lists how to name each."""
+    found = stores_in(path)
+    if len(found) > 1:
+        names = ", ".join(store_name(p) for p in found[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        raise StratagemError(f"'{path}' holds {len(found)} result stores ({names}{more}): name one")
+    return found[0]

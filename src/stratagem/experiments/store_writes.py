@@ -30,6 +30,19 @@ from stratagem.experiments.store_base import StoreConnection
 class StoreWrites(StoreConnection):
     """The incremental writes of `ResultStore`."""
 
+    def drop_empty_experiment(self, experiment_id: str) -> bool:
+        """Remove an experiment that holds no episode and no model call (a run whose start
+        failed before its first episode), so no listing shows an experiment with nothing in it.
+        Returns whether it was removed; one with anything stored is never touched."""
+        with self._tx(single=True) as conn:
+            removed = conn.execute(
+                "DELETE FROM experiments WHERE id=?1 "
+                "AND NOT EXISTS (SELECT 1 FROM episodes WHERE experiment_id=?1) "
+                "AND NOT EXISTS (SELECT 1 FROM llm_calls WHERE experiment_id=?1)",
+                (experiment_id,),
+            )
+            return removed.rowcount > 0
+
     def add_episode(
         self,
         episode_id: str,
