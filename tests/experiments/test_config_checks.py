@@ -10,30 +10,10 @@ from typing import Any
 import pytest
 import yaml
 from support.cli import cli
+from support.small_experiment import experiment, write
 
 from stratagem.agents.registry import ARCHITECTURES, SHARED_SETTINGS
 from stratagem.experiments.config import AgentEntry
-
-
-def experiment(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": "checks",
-        "output": str(tmp_path / "out"),
-        "models": [{"model": "scripted/random:7"}],
-        "agents": [{"name": "plain"}],
-        "games": ["dilemma"],
-        "opponents": ["TitForTat"],
-        "rounds": [2],
-        "seeds": [0],
-    }
-    data.update(overrides)
-    return data
-
-
-def write(tmp_path: Path, data: dict[str, Any]) -> Path:
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def refused(capsys: pytest.CaptureFixture[str], file: Path, *flags: str) -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.cli import cli
+from support.small_experiment import experiment, write
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import config_from_dict
@@ -24,27 +24,6 @@ from stratagem.llm.providers.local import LocalProvider
 from stratagem.llm.registry import ModelConfig, create_provider
 
 KEY = "sk-test-never-printed-0123456789"
-
-
-def experiment(tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": "refusals",
-        "output": str(tmp_path / "out"),
-        "models": [{"model": "scripted/random:7"}],
-        "agents": [{"name": "plain"}],
-        "games": ["dilemma"],
-        "opponents": ["TitForTat"],
-        "rounds": [2],
-        "seeds": [0],
-    }
-    data.update(overrides)
-    return data
-
-
-def write(tmp_path: Path, data: dict[str, Any]) -> Path:
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def refused_alike(capsys: pytest.CaptureFixture[str], file: Path, *flags: str) -> str:

@@ -79,7 +79,7 @@ def test_a_server_s_quota_holds_across_concurrent_calls_and_they_use_another_s()
             waiting = not fifth.done()
             in_flight = [e.in_flight for e in pool.endpoints]  # 1 where it was sent
             now[0] += 61.0
-            pool._wake()  # what the minute passing would do
+            pool._wakeups.wake()  # what the minute passing would do
             last = await fifth
             await pool.aclose()
             return sorted(used), last, waiting, in_flight

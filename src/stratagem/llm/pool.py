@@ -64,6 +64,7 @@ from stratagem.llm.routing import routing_key
 from stratagem.llm.secrets import SecretScrubber
 from stratagem.llm.shared_state import ServerSlots
 from stratagem.llm.types import Request, Response
+from stratagem.llm.wakeups import Wakeups
 
 if TYPE_CHECKING:
     from stratagem.llm.registry import EndpointConfig, ModelConfig
@@ -138,7 +139,7 @@ class EndpointPool:
         """The servers' caps and quotas kept for several processes (`share`)."""
         self._health: asyncio.Task[None] | None = None
         self._rechecks: set[asyncio.Task[None]] = set()
-        self._waiters: list[asyncio.Future[None]] = []
+        self._wakeups = Wakeups()
 
     def share(self, slots: ServerSlots) -> None:
         """Take each call's server slot and quota from `slots` (a Ray run's coordinator) instead
@@ -181,7 +182,7 @@ class EndpointPool:
                     self.shared.give(endpoint.url, used, reservation)
                 elif reservation is not None and self.limiter is not None:
                     self.limiter.record(self._quota_key(endpoint), used, reservation)
-                self._wake()
+                self._wakeups.wake()
             endpoint.counters.answered(response.latency_s, response.usage.output_tokens)
             self._succeeded(endpoint)
             return replace(response, endpoint=endpoint.url)
@@ -220,7 +221,7 @@ class EndpointPool:
             usable = [e for e in left if e.usable(now)]
             cooled = min((e.cool_until - now for e in left if not e.usable(now)), default=None)
             if not usable:  # all cooling: wait for the first to be tried again
-                await self._wait(cooled or 0.0)
+                await self._wakeups.wait(cooled or 0.0)
                 continue
             preferred = max(usable, key=lambda e: rendezvous(key, e.url))
             roomy = sorted(
@@ -240,7 +241,7 @@ class EndpointPool:
                     return pick, reservation
                 quota_wait = wait if quota_wait is None else min(quota_wait, wait)
             waits = [w for w in (cooled, quota_wait) if w is not None]
-            await self._wait(min(waits, default=COOL_MAX_S))  # or a slot frees
+            await self._wakeups.wait(min(waits, default=COOL_MAX_S))  # or a slot frees
 
     async def _take_shared(
         self, roomy: list[Endpoint], tokens: int, cooled: float | None
@@ -249,7 +250,7 @@ class EndpointPool:
         None when none freed in time or the server changed meanwhile: `_acquire` looks again."""
         assert self.shared is not None
         if not roomy:  # this process's own calls fill them: one of those ends first
-            await self._wait(cooled if cooled is not None else COOL_MAX_S)
+            await self._wakeups.wait(cooled if cooled is not None else COOL_MAX_S)
             return None, None
         wait = SHARED_WAIT_S if cooled is None else min(SHARED_WAIT_S, cooled)
         url, reservation = await self.shared.take([e.url for e in roomy], tokens, wait)
@@ -284,25 +285,11 @@ class EndpointPool:
 
     def _take_out(self, endpoint: Endpoint, reason: str) -> None:
         endpoint.state, endpoint.reason = OUT, reason
-        self._wake()
+        self._wakeups.wake()
 
     def _all_out(self) -> str:
         each = "; ".join(f"{e.url} ({e.reason})" for e in self.endpoints)
         return f"{self.model}: every endpoint is out: {each}"
-
-    async def _wait(self, seconds: float) -> None:
-        """Until a slot frees or a server's state changes, at most `seconds`."""
-        future = asyncio.get_running_loop().create_future()
-        self._waiters.append(future)
-        await asyncio.wait({future}, timeout=max(0.0, seconds))
-        if future in self._waiters:
-            self._waiters.remove(future)
-
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for future in waiters:
-            if not future.done():
-                future.set_result(None)
 
     # -- health ------------------------------------------------------------------------------
 
@@ -356,7 +343,7 @@ class EndpointPool:
             await asyncio.sleep(delay)
             delay = min(COOL_MAX_S, delay * 2)
             await self._check(endpoint)
-        self._wake()
+        self._wakeups.wake()
 
     async def _check(self, endpoint: Endpoint) -> None:
         """One health check: healthy if `/models` names the model, out if it answers otherwise."""

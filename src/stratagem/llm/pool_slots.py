@@ -11,7 +11,6 @@ it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from stratagem.llm.pool import shown_url
 from stratagem.llm.ratelimit import Limits, RateLimiter
 from stratagem.llm.registry import EndpointConfig
+from stratagem.llm.wakeups import Wakeups
 
 
 @dataclass
@@ -40,7 +40,7 @@ class PoolSlots:
         }
         quotas = any(not s.limits.unlimited for s in self._servers.values())
         self._limiter = RateLimiter() if quotas else None
-        self._waiters: list[asyncio.Future[None]] = []
+        self._wakeups = Wakeups()
 
     @staticmethod
     def needed(endpoints: Sequence[EndpointConfig]) -> bool:
@@ -56,7 +56,7 @@ class PoolSlots:
             left = deadline - time.monotonic()
             if url is not None or left <= 0:
                 return url, reservation
-            await self._wait(min(left, quota_wait))
+            await self._wakeups.wait(min(left, quota_wait))
 
     def try_take(self, urls: Sequence[str], tokens: int) -> tuple[str | None, int | None]:
         """`take` without waiting."""
@@ -85,10 +85,7 @@ class PoolSlots:
         server.in_flight = max(0, server.in_flight - 1)
         if reservation is not None and self._limiter is not None:
             self._limiter.record(f"{self.model}@{url}", tokens, reservation)
-        waiters, self._waiters = self._waiters, []
-        for future in waiters:
-            if not future.done():
-                future.set_result(None)
+        self._wakeups.wake()
 
     def in_flight(self, url: str) -> int:
         """Calls at that server now, every process's."""
@@ -98,11 +95,3 @@ class PoolSlots:
         if self._limiter is None or server.limits.unlimited:
             return None, 0.0
         return self._limiter.try_acquire(f"{self.model}@{url}", server.limits, tokens)
-
-    async def _wait(self, seconds: float) -> None:
-        """Until a slot is given back, at most `seconds`."""
-        future = asyncio.get_running_loop().create_future()
-        self._waiters.append(future)
-        await asyncio.wait({future}, timeout=max(0.0, seconds))
-        if future in self._waiters:
-            self._waiters.remove(future)
