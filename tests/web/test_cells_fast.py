@@ -55,6 +55,7 @@ def _reference_cells(store: ResultStore, experiment: str) -> list[dict[str, Any]
             "score": [sum(t[i] for t in totals if i < len(t)) / len(rows)
                       for i in range(width)],
             "cooperation": cell.cooperation, "invalid_rate": cell.invalid_rate,
+            "llm_invalid_rate": cell.llm_invalid_rate,
             "cost_usd": sum(sum(costs.get(e.record.id, {}).values()) for e in rows),
         })  # fmt: skip
     return out

@@ -177,7 +177,7 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
             continue
         key = cell_key(e, player)
         groups[key].append(episode_tally(e, player))
-        llm_moves[key] += [e.decisions(k) for k, s in enumerate(e.seats) if s.kind == LLM_KIND]
+        llm_moves[key] += [e.decisions(k) for k in llm_seats(e)]
     table = []
     for (model, agent, game, opponent, rounds), rows in sorted(
         groups.items(), key=lambda item: order_key(item[0])
@@ -190,14 +190,20 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
                 opponent_score=mean(r[1] for r in rows),
                 cooperation=cooperation,
                 invalid_rate=invalid_rate,
-                llm_invalid_rate=_share_invalid(llm_moves[(model, agent, game, opponent, rounds)]),
+                llm_invalid_rate=share_invalid(llm_moves[(model, agent, game, opponent, rounds)]),
             )
         )  # fmt: skip
     return table
 
 
-def _share_invalid(moves: Sequence[tuple[int, int]]) -> float | None:
-    """Invalid moves over moves, from (decisions, invalid) pairs; None without any pair."""
+def llm_seats(e: EpisodeData) -> tuple[int, ...]:
+    """The seats of an episode that an LLM plays, whose moves `llm_invalid_rate` counts."""
+    return tuple(k for k, s in enumerate(e.seats) if s.kind == LLM_KIND)
+
+
+def share_invalid(moves: Sequence[tuple[int, int]]) -> float | None:
+    """Invalid moves over moves, from (decisions, invalid) pairs; None without any pair: the
+    `llm_invalid_rate` of a cell from its LLM seats' pairs (the viewer's cells count alike)."""
     if not moves:
         return None
     total = sum(d for d, _ in moves)

@@ -139,7 +139,7 @@ def _cells_table(data: ReportData, links: Mapping[cells_module.CellKey, tuple[st
             c.opponent_score,
             # No valid move at all: the cooperation rate is undefined, not 0.
             c.cooperation,
-            CellView(f"{c.invalid_rate:.2f}", "num warn" if c.invalid_rate > 0 else "num"),
+            _invalid_cell(c.llm_invalid_rate),
             _transcript_cell(links.get(c.key, ())),
         )
         for c in table
@@ -150,16 +150,24 @@ def _cells_table(data: ReportData, links: Mapping[cells_module.CellKey, tuple[st
         "averaged over its episodes (seeds and repetitions).",
         (
             "Model", "Agent", "Game", "Opponent", "Rounds", "Episodes", "Score",
-            "Opp. score", "Cooperation", "Invalid rate", "Transcripts",
+            "Opp. score", "Cooperation", "LLM invalid rate", "Transcripts",
         ),
         rows,
         legend="Score: seat 0's total payoff per game (its opponents' mean in Opp. score). "
         "Cooperation: share of seat 0's valid moves that were the game's first "
-        "(cooperative) action, a dash when it made none. Invalid rate: share of its "
-        "moves that were invalid. Transcripts: sampled episodes of the setting, in the "
+        "(cooperative) action, a dash when it made none. LLM invalid rate: share of the "
+        "moves of every LLM seat (in any seat, not only seat 0) that were invalid, a dash "
+        "when no seat is an LLM. Transcripts: sampled episodes of the setting, in the "
         "Transcripts section.",
         fold=len(rows) > LONG_RESULTS,
     )  # fmt: skip
+
+
+def _invalid_cell(rate: float | None) -> CellView:
+    """A cell's `llm_invalid_rate`, flagged when above 0; a dash without an LLM seat."""
+    if rate is None:
+        return CellView("-", "num")
+    return CellView(f"{rate:.2f}", "num warn" if rate > 0 else "num")
 
 
 def _seat_table(data: ReportData) -> Any:

@@ -1,12 +1,13 @@
 """Each finished episode's part of its cell, read with three queries instead of every round.
 
 The viewer's cells and diff (issue 25 item 9: an experiment page of 10,000 episodes in well under
-a second) need, per episode, its setting, every seat's total and seat 0's cooperative, valid and
-invalid moves. `load_episodes` makes a record of every round for that (200,000 in seed-003);
-here SQL counts each episode's rounds by their (actions, payoffs) texts instead, and each
-distinct text is decoded once. The answers are `analysis.cells`' own, computed by its functions
-(`cell_key`, `seat_totals`, `move_tally`) wherever grouping could change one: an episode with an
-invalid or not-valid decision event of seat 0 in a round, a payoff that is not a whole number
+a second) need, per episode, its setting, every seat's total, seat 0's cooperative, valid and
+invalid moves, and each LLM seat's moves and invalid moves. `load_episodes` makes a record of
+every round for that (200,000 in seed-003); here SQL counts each episode's rounds by their
+(actions, payoffs) texts instead, and each distinct text is decoded once. The answers are
+`analysis.cells`' own, computed by its functions (`cell_key`, `seat_totals`, `move_tally`,
+`decisions`) wherever grouping could change one: an episode with an invalid or not-valid
+decision event of seat 0 or of an LLM seat in a round, a payoff that is not a whole number
 (summed in another order, a float sum can differ in its last bit), or a round without actions
 is read whole and counted by them, as before.
 """
@@ -18,7 +19,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from stratagem.analysis.cells import KEY_FIELDS, CellKey, cell_key, move_tally, seat_totals
+from stratagem.analysis.cells import (
+    KEY_FIELDS,
+    CellKey,
+    cell_key,
+    llm_seats,
+    move_tally,
+    seat_totals,
+)
 from stratagem.analysis.episodes import EpisodeData, read_rounds
 from stratagem.analysis.invalid import DECISION_EVENT, INVALID_EVENT, invalid_rounds
 from stratagem.experiments.records import EpisodeRecord, EventRecord
@@ -55,6 +63,9 @@ class EpisodeTally(NamedTuple):
     and invalid moves."""
     valid: int
     invalid: int
+    llm: tuple[tuple[int, int], ...] = ()
+    """(decisions, invalid) of each LLM seat (`llm_seats`, `EpisodeData.decisions`): what
+    `Cell.llm_invalid_rate` pools (`share_invalid`)."""
 
 
 def episode_tallies(store: ResultStore, experiment_id: str) -> list[EpisodeTally]:
@@ -62,11 +73,15 @@ def episode_tallies(store: ResultStore, experiment_id: str) -> list[EpisodeTally
     rows = _rows(store, experiment_id)
     events = _events(store, experiment_id)
     records = _Records(experiment_id)
+    llms: dict[str, tuple[int, ...]] = {}  # each line-up's LLM seats, by its players text
     firsts: dict[_Stage, str | None] = {}
     countable: dict[str, tuple[int, str | None]] = {}
     for row in rows:
-        if invalid_rounds((), events.get(row.id, ()), 0):
-            continue  # which rounds were invalid decides what was cooperative
+        if row.players not in llms:
+            llms[row.players] = llm_seats(EpisodeData(records(row), (), ()))
+        seats = {0, *llms[row.players]}
+        if any(invalid_rounds((), events.get(row.id, ()), k) for k in seats):
+            continue  # which rounds were invalid decides what was cooperative, and how many
         stage = (row.game, row.labels, row.tensor)
         if stage not in firsts:
             resolved = EpisodeData(records(row), (), ()).stage
@@ -85,28 +100,41 @@ def episode_tallies(store: ResultStore, experiment_id: str) -> list[EpisodeTally
         key, lineup = settings[setting]
         if not rounds:
             e = EpisodeData(records(row), (), events.get(row.id, ()))
-            tallies[row.id] = _tally(row, key, lineup, (seat_totals(e), move_tally(e, 0)))
+            tallies[row.id] = _tally(row, key, lineup, _whole_episode(e))
         elif grouped is None:
             whole.append(row)
         else:
-            tallies[row.id] = _tally(row, key, lineup, grouped)
+            totals, moves, nulls = grouped
+            llm = tuple((rounds, nulls.get(k, 0)) for k in llms[row.players])
+            tallies[row.id] = _tally(row, key, lineup, (totals, moves, llm))
     read = read_rounds(store, [row.id for row in whole])
     for row in whole:
         e = EpisodeData(records(row), tuple(read.get(row.id, ())), events.get(row.id, ()))
         lineup = tuple(s.name for s in e.seats)
-        tallies[row.id] = _tally(row, cell_key(e, 0), lineup, (seat_totals(e), move_tally(e, 0)))
+        tallies[row.id] = _tally(row, cell_key(e, 0), lineup, _whole_episode(e))
     return [tallies[row.id] for row in rows]
 
 
-def _tally(row: _Row, key: CellKey, lineup: tuple[str, ...], counted: _Grouped) -> EpisodeTally:
-    totals, (cooperative, valid, invalid) = counted
+def _whole_episode(e: EpisodeData) -> _Counted:
+    """An episode's tally counted by `analysis.cells`' functions on its records."""
+    return seat_totals(e), move_tally(e, 0), tuple(e.decisions(k) for k in llm_seats(e))
+
+
+_Counted = tuple[Sequence[float], tuple[int, int, int], tuple[tuple[int, int], ...]]
+"""`seat_totals`, `move_tally` of seat 0 and each LLM seat's `decisions` of an episode."""
+
+
+def _tally(row: _Row, key: CellKey, lineup: tuple[str, ...], counted: _Counted) -> EpisodeTally:
+    totals, (cooperative, valid, invalid), llm = counted
     return EpisodeTally(
-        row.id, row.seed, row.repetition, key, lineup, tuple(totals), cooperative, valid, invalid
-    )
+        row.id, row.seed, row.repetition, key, lineup, tuple(totals), cooperative, valid, invalid,
+        llm,
+    )  # fmt: skip
 
 
-_Round = tuple[Any, tuple[int | None, ...] | None]
-"""Seat 0's move in a round, and each payoff as a whole number (None where not one)."""
+_Round = tuple[Any, tuple[int | None, ...] | None, tuple[int, ...]]
+"""Seat 0's move in a round, each payoff as a whole number (None where not one), and the seats
+that recorded no move (forfeits)."""
 
 
 class _Played:
@@ -125,12 +153,15 @@ class _Played:
         paid = json.loads(texts[1])
         if not moves:
             return None  # no move of seat 0: `move_tally` on the rounds decides
-        return next(iter(moves)), None if paid is None else tuple(map(_whole, paid))
+        nulls = tuple(k for k, m in enumerate(moves) if m is None)
+        return next(iter(moves)), None if paid is None else tuple(map(_whole, paid)), nulls
 
     def tally(self, counted: Counter[str], seats: int, first: str | None) -> _Grouped | None:
-        """`seat_totals` and `move_tally` of an episode without invalid events from its
-        rounds counted, or None where only the rounds in order give the same answer."""
+        """`seat_totals`, `move_tally` and each seat's forfeited rounds of an episode without
+        invalid events from its rounds counted, or None where only the rounds in order give
+        the same answer."""
         sums = [0] * seats
+        nulls: Counter[int] = Counter()
         rounds = cooperative = invalid = 0
         for played, count in counted.items():
             if played not in self._seen:
@@ -138,7 +169,9 @@ class _Played:
             decoded = self._seen[played]
             if decoded is None:
                 return None
-            move, paid = decoded
+            move, paid, forfeits = decoded
+            for k in forfeits:
+                nulls[k] += count
             if move is None:
                 invalid += count
             elif move == first:
@@ -149,7 +182,7 @@ class _Played:
                     return None
                 sums[i] += p * count
         moves = (cooperative if first is not None else -1, rounds - invalid, invalid)
-        return tuple(float(s) for s in sums), moves
+        return tuple(float(s) for s in sums), moves, nulls
 
 
 def _whole(p: Any) -> int | None:
@@ -219,8 +252,8 @@ class _Records:
         )  # fmt: skip
 
 
-_Grouped = tuple[Sequence[float], tuple[int, int, int]]
-"""`seat_totals` and `move_tally` of an episode."""
+_Grouped = tuple[Sequence[float], tuple[int, int, int], Counter[int]]
+"""`seat_totals` and `move_tally` of an episode, and the rounds each seat forfeited."""
 
 
 def _counted(
@@ -248,12 +281,12 @@ def _counted(
 
 
 def _events(store: ResultStore, experiment_id: str) -> dict[str, tuple[EventRecord, ...]]:
-    """Seat 0's `invalid` and `decision` events of each finished episode, the only events
-    its tally reads."""
+    """Every seat's `invalid` and `decision` events of each finished episode, the only events
+    its tally reads (seat 0's and its LLM seats')."""
     found: dict[str, list[EventRecord]] = defaultdict(list)
     for eid, seq, number, kind, player, data in store._rows(
         "SELECT episode_id, seq, round, kind, player, data FROM events "
-        f"WHERE episode_id IN ({_FINISHED}) AND player = 0 AND kind IN (?, ?) "
+        f"WHERE episode_id IN ({_FINISHED}) AND kind IN (?, ?) "
         "ORDER BY episode_id, seq",
         (experiment_id, INVALID_EVENT, DECISION_EVENT),
     ):

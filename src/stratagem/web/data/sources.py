@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stratagem.analysis.cells import CellKey, cell_key, order_key, pooled_rates
+from stratagem.analysis.cells import CellKey, cell_key, order_key, pooled_rates, share_invalid
 from stratagem.analysis.episodes import load_episodes, seat_of
 from stratagem.analysis.tallies import EpisodeTally, episode_tallies
 from stratagem.errors import StratagemError
@@ -164,7 +164,9 @@ class Sources:
 
     def cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
         """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
-        payoff, seat 0's cooperation and invalid rate, and the cell's spend. Kept while the
+        payoff, seat 0's cooperation and invalid rate, the invalid rate of every LLM seat's
+        moves (`Cell.llm_invalid_rate`, None without an LLM seat; what the page shows), and the
+        cell's spend. Kept while the
         store's `version()` is unchanged (read first, so a commit during the read only makes
         the next call read again)."""
         rows = self._kept(source, experiment).rows
@@ -201,6 +203,7 @@ class Sources:
                 "score": [sum(e.totals[i] for e in rows if i < len(e.totals)) / len(rows)
                           for i in range(width)],
                 "cooperation": cooperation, "invalid_rate": invalid_rate,
+                "llm_invalid_rate": share_invalid([m for e in rows for m in e.llm]),
                 "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
             })  # fmt: skip
         return _Read(out, tallies, costs)

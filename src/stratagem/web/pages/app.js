@@ -202,10 +202,10 @@
       el("h2", {}, "Cells"),
       report ? reportLinks(report) : null,
       table(
-        ["Model", "Agent", "Game", "Line-up", "Rounds", "Episodes", "Score per seat", "Cooperation", "Invalid", "Cost"],
+        ["Model", "Agent", "Game", "Line-up", "Rounds", "Episodes", "Score per seat", "Cooperation", "Invalid (LLM seats)", "Cost"],
         cells.map((c) => [
           c.model, c.agent, c.game, fmt(c.lineup), fmt(c.rounds), fmt(c.episodes),
-          fmt(c.score), fmt(c.cooperation), fmt(c.invalid_rate), money(c.cost_usd),
+          fmt(c.score), fmt(c.cooperation), fmt(c.llm_invalid_rate), money(c.cost_usd),
         ]),
       ),
       el("h2", {}, `Episodes (${episodes.total})`),
