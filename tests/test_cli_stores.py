@@ -260,6 +260,37 @@ def test_import_of_a_file_with_nothing_valid_is_an_error(
     assert code == 0 and "imported 1 episodes" in out
 
 
+def test_an_import_with_nothing_valid_leaves_no_new_store_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed import into a store it would create (nothing valid, an empty file, a strict
+    refusal) leaves neither the directories nor `stratagem.db` behind; a store that existed
+    before is kept as it was."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_line(game="nope")) + "\nnot json\n", encoding="utf-8")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    new = tmp_path / "new" / "deeper"
+    for args in ([str(bad), "--no-strict"], [str(bad)], [str(empty)]):
+        code, _, err = cli(capsys, "import", *args, "--store", str(new))
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "new").exists()
+    bare = tmp_path / "bare"  # a directory that exists, named with its store file
+    bare.mkdir()
+    code, _, _ = cli(capsys, "import", str(bad), "--no-strict", "--store", str(bare / "x.db"))
+    assert code == 2 and list(bare.iterdir()) == []
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(_line()) + "\n", encoding="utf-8")
+    kept = tmp_path / "kept"
+    assert cli(capsys, "import", str(good), "--store", str(kept))[0] == 0
+    before = sorted(p.name for p in kept.iterdir())
+    for args in ([str(bad), "--no-strict"], [str(bad)], [str(empty)]):
+        assert cli(capsys, "import", *args, "--store", str(kept))[0] == 2
+    assert sorted(p.name for p in kept.iterdir()) == before
+    code, out, _ = cli(capsys, "status", str(kept))
+    assert code == 0 and "1 finished" in out
+
+
 def test_a_run_whose_start_fails_leaves_no_empty_experiment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

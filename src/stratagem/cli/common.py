@@ -18,6 +18,7 @@ from rich.text import Text
 
 from stratagem.cli.shipped import DOCS, shipped
 from stratagem.cli.tables import Col, fitted_table
+from stratagem.experiments.limits import check_seed
 from stratagem.experiments.store import ResultStore
 
 app = typer.Typer(
@@ -86,7 +87,15 @@ StrategyOption = Annotated[
 GameOption = Annotated[
     str, typer.Option("--game", "-g", help="A 2-player matrix game of the catalog.")
 ]
-SeedOption = Annotated[int, typer.Option(help="Seed of every random draw.")]
+
+
+def checked_seed(value: int | None) -> int | None:
+    """A `--seed` as `stratagem.env(...).reset(seed=...)` takes one (0 to `MAX_SEED`), else a
+    one-line error: the callback of every command's `--seed`."""
+    return None if value is None else check_seed("--seed", value)
+
+
+SeedOption = Annotated[int, typer.Option(help="Seed of every random draw.", callback=checked_seed)]
 NoiseOption = Annotated[float, typer.Option(help="Probability that an action is flipped.")]
 
 

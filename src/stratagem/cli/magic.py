@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from stratagem.cli.common import _say, app, err, out
+from stratagem.cli.common import _say, app, checked_seed, err, out
 from stratagem.cli.launch import plan_and_run
 from stratagem.cli.tables import Col, fitted_table
 
@@ -63,7 +63,10 @@ def balance(
         Path | None,
         typer.Option(help="Results directory (default: results/magic-balance-GAME-MODEL)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the episodes (their request seeds).")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option(help="Seed of the episodes (their request seeds).", callback=checked_seed),
+    ] = 0,
     temperature: Annotated[
         float | None, typer.Option(help="Sampling temperature (default: the study's 0).")
     ] = None,

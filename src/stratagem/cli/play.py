@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stratagem.cli.common import _say, app, err, out
+from stratagem.cli.common import _say, app, checked_seed, err, out
 from stratagem.errors import StratagemError
 from stratagem.web.play import IDLE_SECONDS
 
@@ -33,7 +33,10 @@ def play(
         ),
     ] = None,
     rounds: Annotated[int | None, typer.Option(help="Rounds of a repeated game.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Episode seed (default: new each time).")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Episode seed (default: new each time).", callback=checked_seed),
+    ] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Results directory.")] = Path(
         "results/play"
     ),

@@ -6,14 +6,14 @@ results directories under it: one is read, several are listed for the person to 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.lock import WriterLock
+from stratagem.experiments.lock import LOCK_FILE, WriterLock
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import STORE_FILE, direct_store, one_store, stores_in
 
@@ -40,12 +40,51 @@ def store_to_write(path: Path) -> Path:
 
 
 @contextmanager
-def writing(path: Path) -> Iterator[ResultStore]:
+def writing(path: Path, *, undo_if_empty: bool = False) -> Iterator[ResultStore]:
     """The store `path` names, open for writing, with its directory's writer lock held: one
-    writer per results directory, whether it runs, imports or stores a tournament."""
+    writer per results directory, whether it runs, imports or stores a tournament.
+
+    With `undo_if_empty`, a store this call creates is removed again when the block fails with
+    no episode stored (its file, its lock, the directories made for it): an import that imports
+    nothing leaves nothing behind. A store that existed before is never touched."""
     file = store_to_write(path)
-    with WriterLock(file.parent), ResultStore(file) as store:
-        yield store
+    made = _not_there(file) if undo_if_empty else []
+    undo = False
+    try:
+        with WriterLock(file.parent), ResultStore(file) as store:
+            try:
+                yield store
+            except BaseException:
+                undo = bool(made) and not any(store.status_counts().values())
+                raise
+    finally:
+        if undo:
+            _remove(made)
+
+
+def _not_there(file: Path) -> list[Path]:
+    """What opening the store `file` for writing would create, to remove in this order: none if
+    it exists, else the file and its SQLite side files, the writer lock, then the missing
+    directories above it, deepest first."""
+    if file.exists():
+        return []
+    side = [file.with_name(file.name + end) for end in ("", "-wal", "-shm", "-journal")]
+    made = [p for p in [*side, file.parent / LOCK_FILE] if not p.exists()]
+    folder = file.parent
+    while not folder.exists():
+        made.append(folder)
+        folder = folder.parent
+    return made
+
+
+def _remove(paths: list[Path]) -> None:
+    """Remove what `_not_there` listed; a directory only if empty (someone else's file stays)."""
+    for path in paths:
+        with suppress(OSError):
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink(missing_ok=True)
 
 
 def require_file(path: Path, what: str) -> None:

@@ -273,14 +273,14 @@ def import_(
     importer = get_importer(fmt)
     if not strict and fmt != "jsonl":
         raise StratagemError(f"--no-strict applies to --format jsonl, not {fmt}")
-    with writing(store) as db:
+    with writing(store, undo_if_empty=True) as db:  # a new store that got nothing: none left
         if strict:
             report = importer(db, file, experiment, source)
         else:
             report = import_episodes(db, file, experiment, source, strict=False)
-    _say(out, f"imported {report.imported} episodes, skipped {report.skipped} already stored")
-    for error in report.errors:
-        _say(out, f"not imported: {error}")
-    if not report.imported and not report.skipped:  # a file with nothing valid is bad input
-        why = "every line was refused, as listed above" if report.errors else "it holds none"
-        raise StratagemError(f"{file}: no episode imported ({why})")
+        _say(out, f"imported {report.imported} episodes, skipped {report.skipped} already stored")
+        for error in report.errors:
+            _say(out, f"not imported: {error}")
+        if not report.imported and not report.skipped:  # a file with nothing valid is bad input
+            why = "every line was refused, as listed above" if report.errors else "it holds none"
+            raise StratagemError(f"{file}: no episode imported ({why})")
