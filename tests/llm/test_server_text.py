@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from support.cli import cli
 from support.fake_anthropic import FakeAnthropicServer
 from support.fake_bedrock import FakeBedrockServer
 from support.fake_openai import FakeOpenAIServer, _reply_for, completion_body
+from support.small_experiment import experiment, write
 
 from stratagem.experiments.runner import CACHE_FILE, STORE_FILE
 from stratagem.experiments.store import ResultStore
@@ -80,21 +80,11 @@ class SurrogateServer(FakeOpenAIServer):
         return Handler
 
 
-def write_config(tmp_path: Path, model: str, base_url: str, name: str = "odd") -> Path:
-    data: dict[str, Any] = {
-        "name": name,
-        "output": str(tmp_path / "out"),
-        "models": [{"model": model, "base_url": base_url}],
-        "agents": [{"name": "plain", "history": "chat"}],
-        "games": ["dilemma"],
-        "opponents": ["TitForTat"],
-        "rounds": [2],
-        "seeds": [0],
-        "retry": {"base_delay": 0, "max_delay": 0},
-    }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
+def write_config(tmp_path: Path, model: str, base_url: str) -> Path:
+    return write(tmp_path, experiment(
+        tmp_path, name="odd", models=[{"model": model, "base_url": base_url}],
+        agents=[{"name": "plain", "history": "chat"}], retry={"base_delay": 0, "max_delay": 0},
+    ))  # fmt: skip
 
 
 def stored_calls(out: Path) -> list[dict[str, Any]]:

@@ -23,10 +23,11 @@ from importlib.metadata import PackageNotFoundError, requires, version
 from pathlib import Path
 
 from stratagem.cli.shipped import DOCS, EXAMPLES, example_files, shipped
+from stratagem.experiments.play import DEFAULT_MODEL
 
 MIN_PYTHON = (3, 11)
-PROBE_MODEL = "local/gemma-3-270m"
-"""The model the probe loads and asks one question (`model_probe`)."""
+PROBE_MODEL = DEFAULT_MODEL
+"""The model the probe loads and asks one question (`model_probe`): the embedded default."""
 PROBE_TIMEOUT_S = 300.0
 """First use assembles the GGUF from its packages (seconds); a load and one reply take ~2 s."""
 EXTRA_USE = {

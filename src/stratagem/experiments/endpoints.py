@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stratagem.errors import StratagemError
 from stratagem.experiments.limits import MAX_CONCURRENCY, MAX_ENDPOINTS
 from stratagem.experiments.quotas import LimitsConfig
-from stratagem.llm.server_urls import check_url, server_key
+from stratagem.llm.server_urls import check_url, first_repeat, server_key
 
 
 class EndpointEntry(BaseModel):
@@ -59,11 +59,11 @@ def check_pool(entries: list[EndpointEntry]) -> None:
             f"endpoints: {len(entries):,} servers, more than the {MAX_ENDPOINTS:,} one pool may "
             "have (MAX_ENDPOINTS)"
         )
-    seen: dict[str, int] = {}
-    for index, entry in enumerate(entries):
-        first = seen.setdefault(server_key(entry.base_url), index)
-        if first != index:
-            raise ValueError(f"endpoints.{index}: {_twice(entry.base_url, f'endpoints.{first}')}")
+    repeat = first_repeat([entry.base_url for entry in entries])
+    if repeat is not None:
+        first, again = repeat
+        url = entries[again].base_url
+        raise ValueError(f"endpoints.{again}: {_twice(url, f'endpoints.{first}')}")
 
 
 def _twice(url: str, first: str) -> str:

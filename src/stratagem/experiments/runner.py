@@ -136,6 +136,7 @@ class Runner:
         self.show_progress = show_progress
         self.experiment = experiment_id(config)
         self.output = Path(config.output)
+        self._checked = False
 
     @property
     def specs(self) -> list[EpisodeSpec]:
@@ -146,12 +147,15 @@ class Runner:
         """Refuse what the run would refuse once started, before anything is stored, loaded or
         sent: a model's missing API key (its variable named, never a value), an executor that
         cannot start (Ray not installed). `plan` asks, so `--dry-run` refuses what the run
-        does, and so does `run`, whoever calls it."""
+        does, and so does `run`, whoever calls it (once: `stratagem run` plans, then runs)."""
+        if self._checked:
+            return
         for entry in self.config.models:
             if entry.endpoints_file is not None and not Path(entry.endpoints_file).exists():
                 continue  # the cluster job writes it: checked when the run starts
             check_ready(model_config(entry))
         self.executor.check()
+        self._checked = True
 
     def plan(self) -> Plan:
         """What the run is about to do (episodes, calls, tokens, dollars), before it starts:

@@ -26,7 +26,7 @@ from stratagem.llm.pricing import Price
 from stratagem.llm.provider import Provider
 from stratagem.llm.ratelimit import Limits
 from stratagem.llm.reasoning import check_settings
-from stratagem.llm.server_urls import check_url, server_key
+from stratagem.llm.server_urls import check_url, first_repeat, server_key
 
 ProviderFactory = Callable[["ModelConfig"], Provider]
 
@@ -133,12 +133,12 @@ class ModelConfig(BaseModel):
     def _one_server_once(self) -> ModelConfig:
         """A pool that names one server twice would send it twice its share (and route by
         duplicate names); the experiment file says where, this guards the Python API."""
-        seen: dict[str, int] = {}
-        for number, endpoint in enumerate(self.endpoints or (), 1):
-            key = server_key(endpoint.base_url)
-            first = seen.setdefault(key, number)
-            if first != number:
-                raise ValueError(f"endpoints {first} and {number} name one server: {key}")
+        urls = [endpoint.base_url for endpoint in self.endpoints or ()]
+        repeat = first_repeat(urls)
+        if repeat is not None:
+            first, again = repeat
+            key = server_key(urls[again])
+            raise ValueError(f"endpoints {first + 1} and {again + 1} name one server: {key}")
         return self
 
     @field_validator("api_key_env")

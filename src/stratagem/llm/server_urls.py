@@ -10,6 +10,7 @@ and `http://gpu-1/v1`) are one server: a pool listing both would send it twice i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 SCHEMES = ("http", "https")
@@ -66,3 +67,13 @@ def server_key(url: str) -> str:
     port = "" if parts.port in (None, DEFAULT_PORTS[scheme]) else f":{parts.port}"
     query = f"?{parts.query}" if parts.query else ""
     return f"{scheme}://{host}{port}{parts.path.rstrip('/')}{query}"
+
+
+def first_repeat(urls: Sequence[str]) -> tuple[int, int] | None:
+    """The positions (first, again) of the first server `urls` name twice, in any spelling."""
+    seen: dict[str, int] = {}
+    for index, url in enumerate(urls):
+        first = seen.setdefault(server_key(url), index)
+        if first != index:
+            return first, index
+    return None

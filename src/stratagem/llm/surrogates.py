@@ -41,26 +41,17 @@ def _data(value: Any) -> Any:
     return value
 
 
-def _call(call: ToolCall) -> ToolCall:
-    escaped = ToolCall(
-        escape_surrogates(call.id), escape_surrogates(call.name), _data(call.arguments)
-    )
-    return call if escaped == call else escaped
-
-
 def escaped_response(response: Response) -> Response:
     """`response` with every lone surrogate of its texts escaped; the same object if none was."""
-    text = escape_surrogates(response.text)
     reasoning = response.reasoning
-    if reasoning is not None:
-        reasoning = escape_surrogates(reasoning)
-    model = escape_surrogates(response.model)
-    calls = tuple(map(_call, response.tool_calls))
-    if (
-        text is response.text
-        and reasoning is response.reasoning
-        and model is response.model
-        and calls == response.tool_calls
-    ):
-        return response
-    return replace(response, text=text, reasoning=reasoning, model=model, tool_calls=calls)
+    escaped = replace(
+        response,
+        text=escape_surrogates(response.text),
+        reasoning=None if reasoning is None else escape_surrogates(reasoning),
+        model=escape_surrogates(response.model),
+        tool_calls=tuple(
+            ToolCall(escape_surrogates(c.id), escape_surrogates(c.name), _data(c.arguments))
+            for c in response.tool_calls
+        ),
+    )
+    return response if escaped == response else escaped
