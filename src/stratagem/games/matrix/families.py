@@ -7,9 +7,16 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from stratagem.errors import StratagemError
 from stratagem.games.matrix.normal_form import NormalFormGame
+
+
+def symmetric_tensor(row: ArrayLike) -> NDArray[np.float64]:
+    """The payoff tensor of a symmetric 2-player game from the row player's matrix."""
+    a = np.asarray(row, dtype=float)
+    return np.stack([a, a.T], axis=-1)
 
 
 def rock_paper_scissors(
