@@ -23,6 +23,9 @@ from stratagem.llm.registry import (
     register_provider,
 )
 from stratagem.llm.types import Message, Request, Response, Usage
+from stratagem.plugins import Registry
+
+REQUEST = Request(messages=(Message("user", "hello"),))
 
 
 @pytest.mark.parametrize(
@@ -107,12 +110,18 @@ def test_unknown_provider_suggests_the_closest() -> None:
 
 
 def test_registered_factory_and_lazy_import(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "_FACTORIES", {})
-    register_provider("fake", lambda config: ScriptedProvider(config.model, ["hi"]))
+    monkeypatch.setattr(registry, "_FACTORIES", Registry("provider"))
+    assert (
+        register_provider("fake", lambda config: ScriptedProvider(config.model, ["hi"])) == "fake"
+    )
     provider = create_provider(ModelConfig(model="fake/one"))
     assert provider.model == "fake/one"
     assert "fake" in registry.provider_names()
-    with pytest.raises(ValueError):
+    register_provider("fake", lambda config: ScriptedProvider(config.model, ["again"]))  # a fake
+    assert asyncio.run(
+        create_provider(ModelConfig(model="fake/one")).complete(REQUEST, 0)
+    ).text == ("again")
+    with pytest.raises(StratagemError, match="provider prefix 'Bad Prefix'"):
         register_provider("Bad Prefix", lambda config: ScriptedProvider())
 
     monkeypatch.setitem(registry._BUILTIN_MODULES, "ghost", "stratagem.llm.providers.no_such")

@@ -44,18 +44,33 @@ class GamePrompts:
     `agents/game_templates/`."""
 
 
-GAME_PROMPTS: dict[type[Game], GamePrompts] = {
-    UltimatumGame: GamePrompts("ultimatum", amount="offer"),
-    PublicGoodGame: GamePrompts("public-good", amount="contribution"),
-    CheapTalkGame: GamePrompts("cheap-talk"),
-    OpenSpielGame: GamePrompts("openspiel", amount="move"),
-    TextArenaGame: GamePrompts("textarena", text="move"),
-}
-"""The games the general LLM player has prompts for."""
+GAME_PROMPTS: dict[type[Game], GamePrompts] = {}
+"""The games the general LLM player has prompts for, by game class (`register_prompts`)."""
+
+
+def register_prompts(game_type: type[Game], prompts: GamePrompts) -> None:
+    """Give the general LLM player `prompts` for games of class `game_type` (exactly that class:
+    a plugin's subclass of a built-in game registers its own). stratagem's games register here
+    as `stratagem.register.game` does a plugin's; a class keeps the prompts it has (built-ins
+    win), so registering other ones for it is refused."""
+    known = GAME_PROMPTS.get(game_type)
+    if known is not None and known != prompts:
+        raise StratagemError(
+            f"game prompts for {game_type.__module__}.{game_type.__qualname__}: already "
+            f"registered (folder '{known.folder}'); a game of your own registers its own class"
+        )
+    GAME_PROMPTS[game_type] = prompts
 
 
 def prompts_for(game: Game) -> GamePrompts | None:
     return GAME_PROMPTS.get(type(game))
+
+
+register_prompts(UltimatumGame, GamePrompts("ultimatum", amount="offer"))
+register_prompts(PublicGoodGame, GamePrompts("public-good", amount="contribution"))
+register_prompts(CheapTalkGame, GamePrompts("cheap-talk"))
+register_prompts(OpenSpielGame, GamePrompts("openspiel", amount="move"))
+register_prompts(TextArenaGame, GamePrompts("textarena", text="move"))
 
 
 @functools.lru_cache(maxsize=16)

@@ -2,14 +2,17 @@
 agent.
 
 Each architecture module registers itself (`register`) with a builder; the runner looks the name
-up and never switches on it. Adding an architecture is adding a module that registers one, and
-importing it from `stratagem.agents`. What every architecture shares is applied here, once:
+up and never switches on it. The registry imports stratagem's own architecture modules on first
+use (`BUILTIN_MODULES`); a plugin's architectures register through the same `register`, reached as
+`stratagem.register.architecture`, under `<namespace>:<name>`. What every architecture shares is
+applied here, once:
 self-consistency (`samples`, seed-003 §3.5) wraps any architecture that can fork, and
 comprehension questions (`questions`, seed-001 §7) switch on any that can answer them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from stratagem.agents.self_consistency import SEED003_SAMPLES, Forkable, SelfCon
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games.base import Game
 from stratagem.games.matrix.repeated import RepeatedGame
+from stratagem.plugins import Registry, unavailable
 
 Builder = Callable[[Any, LLMClient, Game], Agent]
 """(agent settings, model client, game) -> agent. The settings are the experiment file's agent
@@ -37,9 +41,15 @@ own `options`, and what `plain.common_settings` hands every LLM agent."""
 
 @dataclass(frozen=True)
 class Architecture:
+    """An LLM agent architecture: what `kind:` in an experiment's agent entry names. Registered
+    with `stratagem.register.architecture` (or, for stratagem's own, `register` here)."""
+
     name: str
+    """The `kind` agent entries name it by (`<namespace>:<name>` for a plugin's)."""
     description: str
+    """One line for `stratagem architectures`."""
     build: Builder
+    """Builds the agent of one seat from the entry's settings, the seat's model and the game."""
     plays: Callable[[Game], str | None]
     """Why this architecture cannot play a game (a sentence), or None when it can."""
     calls: Callable[[Any, Game], float] = lambda settings, game: 1.0
@@ -52,6 +62,10 @@ class Architecture:
     options: type[BaseModel] | None = None
     """The model of the entry's `options` (its own settings), validated when the file is read;
     None: it takes none."""
+    templates: frozenset[str] = frozenset()
+    """Templates it renders from the entry's framing folder besides the general player's
+    (`debate_decision.j2`): a framing without them is refused when the file loads, not met
+    in the middle of a run."""
     settings: frozenset[str] = frozenset()
     """The agent-entry fields it honours besides `SHARED_SETTINGS` (a framing, an attitude...).
     An entry that sets any other is refused when the file loads: the setting would mean
@@ -107,21 +121,39 @@ def _canonical(given: Any, read: Any) -> Any:
     return read
 
 
-ARCHITECTURES: dict[str, Architecture] = {}
+BUILTIN_MODULES = (
+    "stratagem.agents.plain",
+    "stratagem.agents.debate_agent",
+    "stratagem.agents.magic.player",
+    "stratagem.agents.magic.pgm_player",
+    "stratagem.agents.tom.player",
+    "stratagem.agents.tool_agent",
+)
+"""The modules of stratagem's own architectures, in listing order: each registers its own."""
+
+ARCHITECTURES: Registry[Architecture] = Registry("architecture", BUILTIN_MODULES)
+"""Every architecture by name: the built-in ones, then plugins' names as they load."""
 
 
 def register(architecture: Architecture) -> Architecture:
-    if architecture.name in ARCHITECTURES:
-        raise StratagemError(f"architecture '{architecture.name}' is registered twice")
-    ARCHITECTURES[architecture.name] = architecture
-    return architecture
+    """Register an architecture; while a plugin loads, its name becomes `<namespace>:<name>`.
+    Returns the architecture as registered (with its full name), whose name an agent entry's
+    `kind` gives."""
+    name = ARCHITECTURES.add(architecture.name, architecture)
+    if name == architecture.name:
+        return architecture
+    full = dataclasses.replace(architecture, name=name)
+    if ARCHITECTURES.get(name) is architecture:  # not when the name was taken: the first stays
+        ARCHITECTURES.replace(name, full)
+    return full
 
 
 def get_architecture(name: str) -> Architecture:
-    try:
-        return ARCHITECTURES[name]
-    except KeyError:
-        raise unknown_name("architecture", name, ARCHITECTURES) from None
+    """The architecture `name` (`plain`, `mypkg:cautious`); a plugin's is loaded with it."""
+    found = ARCHITECTURES.get(name)
+    if found is None:
+        raise unavailable("architecture", name) or unknown_name("architecture", name, ARCHITECTURES)
+    return found
 
 
 def check_plays(settings: Any, game: Game, title: str | None = None) -> None:

@@ -53,7 +53,7 @@ def parse_seats(values: Sequence[str], n_seats: int) -> list[str]:
 def parse_options(values: Sequence[str], seats: Sequence[str]) -> dict[str, dict[str, Any]]:
     """`KIND.OPTION=VALUE` options (`magic.probes=false`) -> each seated architecture's options;
     values read as YAML scalars. The architecture itself checks the names and values."""
-    kinds = {who.partition(PINNED)[0] for who in seats} & set(ARCHITECTURES)
+    kinds = {k for who in seats if (k := who.partition(PINNED)[0]) in ARCHITECTURES}
     options: dict[str, dict[str, Any]] = {}
     for value in values:
         name, sep, text = value.partition("=")
@@ -94,7 +94,7 @@ def play_config(
             lineup.append(f"{kind}{PINNED}{seat_model}")
         else:
             lineup.append(who)
-    kinds = sorted({who.partition(PINNED)[0] for who in seats} & set(ARCHITECTURES))
+    kinds = sorted({k for who in seats if (k := who.partition(PINNED)[0]) in ARCHITECTURES})
     data: dict[str, Any] = {
         "name": PLAY_EXPERIMENT,
         "output": str(output),

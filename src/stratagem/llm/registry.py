@@ -6,7 +6,10 @@ model never needs the OpenAI or Anthropic client libraries installed. A provider
 the provider (no model loaded, nothing sent), what `create` would: `check(name: str)` the model
 name (`check_model`), `check_config(config)` the rest of the configuration, a file it names
 included (`check_config`), and `ready(config)` the environment, a missing API key (`check_ready`).
-So a dry run refuses what the run would. Code can also register a factory under a new prefix.
+So a dry run refuses what the run would. Code can also register a factory under a new prefix
+(`register_provider`, reached as `stratagem.register.provider`): a plugin's prefix is
+`<namespace>:<prefix>`, so its model strings read `highcard:echo/some-model`, and the plugin is
+imported the first time one is used.
 """
 
 from __future__ import annotations
@@ -27,10 +30,13 @@ from stratagem.llm.provider import Provider
 from stratagem.llm.ratelimit import Limits
 from stratagem.llm.reasoning import check_settings
 from stratagem.llm.server_urls import check_url, first_repeat, server_key
+from stratagem.plugins import SEPARATOR, Registry, find, loading, unavailable
 
 ProviderFactory = Callable[["ModelConfig"], Provider]
 
 _PREFIX = re.compile(r"[a-z][a-z0-9_\-]*")
+_PROVIDER = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_\-.]*" + SEPARATOR + ")?" + _PREFIX.pattern)
+"""A model string's provider: a prefix, after a plugin's namespace for a plugin's."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _BUILTIN_MODULES: dict[str, str] = {
@@ -42,7 +48,8 @@ _BUILTIN_MODULES: dict[str, str] = {
 }
 _EXTRAS: dict[str, str] = {"bedrock": "bedrock"}
 """Providers whose client library is an optional extra of the package, by the extra's name."""
-_FACTORIES: dict[str, ProviderFactory] = {}
+_FACTORIES: Registry[ProviderFactory] = Registry("provider")
+"""Registered factories by prefix: in-process ones as given, plugins' `<namespace>:<prefix>`."""
 
 
 @dataclass(frozen=True)
@@ -57,9 +64,10 @@ class ModelName:
 
 
 def parse_model(model: str) -> ModelName:
-    """Split `provider/model` at the first slash; the rest (slashes included) is the model name."""
+    """Split `provider/model` at the first slash; the rest (slashes included) is the model name.
+    A plugin's provider is `<namespace>:<prefix>`."""
     provider, sep, name = model.partition("/")
-    if not sep or not name or not _PREFIX.fullmatch(provider):
+    if not sep or not name or not _PROVIDER.fullmatch(provider):
         raise StratagemError(
             f"model '{model}': expected 'provider/model', e.g. 'openai/gpt-4o-mini', "
             "'anthropic/claude-3-5-haiku-latest', 'local/gemma-3-270m' or 'scripted/echo'"
@@ -166,15 +174,46 @@ def read_api_key(env_var: str) -> str:
     return value
 
 
-def register_provider(prefix: str, factory: ProviderFactory) -> None:
-    """Make `prefix/...` model strings use `factory` (overrides a built-in provider)."""
-    if not _PREFIX.fullmatch(prefix):
-        raise ValueError(f"provider prefix must be lowercase letters, digits, - or _: {prefix!r}")
-    _FACTORIES[prefix] = factory
+def register_provider(prefix: str, factory: ProviderFactory) -> str:
+    """Make `prefix/...` model strings use `factory`; returns the full prefix, `<namespace>:prefix`
+    while a plugin loads. Registered in-process (no plugin loading), a prefix is taken as given
+    and may override a built-in provider (a test's fake); a plugin's never does."""
+    plugin = loading()
+    short = prefix
+    if plugin is not None and prefix.startswith(plugin.namespace + SEPARATOR):
+        short = prefix[len(plugin.namespace) + len(SEPARATOR) :]
+    if not _PREFIX.fullmatch(short):
+        raise StratagemError(
+            f"provider prefix {prefix!r}: lowercase letters, digits, - or _, starting with a letter"
+        )
+    if not callable(factory):
+        raise StratagemError(f"provider '{prefix}': the factory must be callable, got {factory!r}")
+    if plugin is None and prefix in _FACTORIES:
+        _FACTORIES.replace(prefix, factory)
+        return prefix
+    return _FACTORIES.add(prefix, factory)
 
 
 def provider_names() -> list[str]:
+    """The built-in prefixes and those registered so far (plugins loaded included)."""
     return sorted(set(_BUILTIN_MODULES) | set(_FACTORIES))
+
+
+def _factory(prefix: str) -> ProviderFactory | None:
+    """The registered factory of `prefix`, loading its plugin for `<namespace>:<prefix>`; a
+    plugin that failed to load is its one-line error."""
+    factory = _FACTORIES.get(prefix)
+    if factory is not None or SEPARATOR not in prefix:
+        return factory
+    failed = unavailable("model provider", prefix)
+    if failed is not None:
+        raise failed
+    namespace = prefix.partition(SEPARATOR)[0]
+    error = unknown_name("model provider", prefix, provider_names())
+    if find(namespace) is None:
+        error = StratagemError(f"{error}; '{namespace}' is no plugin: install it or name it "
+                               "(--plugin, plugins:)")  # fmt: skip
+    raise error
 
 
 def create_provider(config: ModelConfig) -> Provider:
@@ -185,7 +224,7 @@ def create_provider(config: ModelConfig) -> Provider:
     """
     prefix = config.name.provider
     check_settings(config.model, config.params)
-    factory = _FACTORIES.get(prefix) or _builtin_module(prefix).create
+    factory = _factory(prefix) or _builtin_module(prefix).create
     if config.endpoints:
         factory = importlib.import_module("stratagem.llm.pool").create
     provider: Provider = factory(config)
@@ -198,7 +237,7 @@ def check_model(model: str) -> None:
     `check(name)` finds (a local model named by a path). So a dry run refuses what the run
     would."""
     name = parse_model(model)
-    if name.provider in _FACTORIES:
+    if _factory(name.provider) is not None:
         return
     check: Callable[[str], None] | None = getattr(_builtin_module(name.provider), "check", None)
     if check is not None:
@@ -225,7 +264,7 @@ def _hook(config: ModelConfig, hook: str) -> None:
     """Call the provider module's `hook(config)`, if it has one (a pool's module for a config
     with endpoints; none for a registered factory)."""
     prefix = config.name.provider
-    if prefix in _FACTORIES:
+    if _factory(prefix) is not None:
         return
     module = importlib.import_module("stratagem.llm.pool") if config.endpoints else None
     check: Callable[[ModelConfig], None] | None = getattr(
