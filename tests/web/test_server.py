@@ -103,13 +103,15 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
     assert re.findall(r"<script[^>]*>", index) == [
         '<script src="source.js" defer>',
         '<script src="views/kit.js" defer>',
-        '<script src="views/matrix.js" defer>',
-        '<script src="views/social.js" defer>',
-        '<script src="views/tradecraft.js" defer>',
-        '<script src="views/ultimatum.js" defer>',
-        '<script src="views/public_good.js" defer>',
-        '<script src="views/cheap_talk.js" defer>',
-        '<script src="views/cost_sharing.js" defer>',
+        '<script src="views/matrix.js" data-views="[&quot;rounds&quot;]" defer>',
+        '<script src="views/social.js" data-views="[&quot;chameleon&quot;,&quot;undercover&quot;]" '
+        "defer>",
+        '<script src="views/tradecraft.js" data-views="[&quot;tradecraft&quot;]" defer>',
+        '<script src="views/ultimatum.js" data-views="[&quot;ultimatum&quot;]" defer>',
+        '<script src="views/public_good.js" data-views="[&quot;public-good&quot;]" defer>',
+        '<script src="views/cheap_talk.js" '
+        'data-views="[&quot;dilemma-talk&quot;,&quot;cheap-talk&quot;]" defer>',
+        '<script src="views/cost_sharing.js" data-views="[&quot;cost-sharing&quot;]" defer>',
         '<script src="compare.js" defer>',
         '<script src="diff.js" defer>',
         '<script src="launch.js" defer>',

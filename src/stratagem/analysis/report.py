@@ -8,8 +8,9 @@ anywhere, and writes nothing else. Every table and plot has a one-sentence capti
 The general sections (headline, methods, seats, results per setting and per seat, invalid outputs,
 calls, failures, transcripts of a sample of episodes) work for any game. Each study adds its own
 sections where it applies, through `analysis.report_registry` (`import stratagem.studies`
-registers the built-in ones). What does not apply is replaced by one line saying why, never by an
-error; invalid outputs are always shown.
+registers the built-in ones; a plugin's studies register when the plugin loads, and the report
+loads the plugins its episodes were made with and those its options name). What does not apply
+is replaced by one line saying why, never by an error; invalid outputs are always shown.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from typing import Any
 
 import jinja2
 
+from stratagem.analysis.needed_plugins import load_plugins
 from stratagem.analysis.report_data import ReportData, listing
 from stratagem.analysis.report_methods import methods_section
 from stratagem.analysis.report_options import merge
 from stratagem.analysis.report_outcomes import header, results_section
 from stratagem.analysis.report_registry import resolve_options, study_sections
 from stratagem.analysis.report_transcripts import choose_sample, transcripts_section
+from stratagem.analysis.report_views import Note, Section
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ExperimentRecord, ResultStore
 
@@ -48,12 +51,17 @@ def _render(
     store: ResultStore, experiment: ExperimentRecord, settings: Mapping[str, Mapping[str, Any]]
 ) -> str:
     stored = (experiment.config or {}).get("analysis") or {}
-    options = resolve_options(merge(stored, settings))
+    merged = merge(stored, settings)
+    missing = load_plugins(merged, store.plugin_records(experiment.id))
+    options = resolve_options(merged)
     data = ReportData.load(store, experiment, options)
+    # Episodes imported without provenance records still name their plugin's game.
+    missing += load_plugins(e.record.game for e in data.episodes)
     sample = choose_sample(data.episodes)
     sections = [
         methods_section(data),
         results_section(data, sample.links()),
+        *_missing_plugins(list(dict.fromkeys(missing))),
         *study_sections(data),
     ]
     transcripts = transcripts_section(data, sample)
@@ -67,6 +75,15 @@ def _render(
         lstrip_blocks=True,
     )
     return environment.get_template(TEMPLATE).render(header=header(data), sections=sections)
+
+
+def _missing_plugins(lines: list[str]) -> list[Section]:
+    """A section saying which plugins the episodes were made with that could not be loaded: the
+    general sections still apply, but those plugins' studies cannot add theirs."""
+    if not lines:
+        return []
+    notes = [Note(f"{line}; the sections of its studies are missing.") for line in lines]
+    return [Section("plugins", "Plugins", [*notes])]
 
 
 # -- entry points ----------------------------------------------------------------------------------

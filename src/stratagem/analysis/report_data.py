@@ -65,8 +65,16 @@ class ReportData:
         return cls(store, experiment, load_episodes(store, experiment.id), options or {})
 
     def study_options(self, study: str, kind: type[T]) -> T:
-        """The options a study's sections are computed with (its defaults when none were set)."""
+        """The options a study's sections are computed with (its defaults when none were set).
+        A plugin's study may give its own name (`cards` for `highcard:cards`): its namespace
+        depends on how the plugin was found."""
         found = self.options.get(study)
+        if not isinstance(found, kind):
+            suffix = f":{study}"
+            found = next(
+                (v for k, v in self.options.items() if k.endswith(suffix) and isinstance(v, kind)),
+                None,
+            )
         return found if isinstance(found, kind) else kind()
 
     @functools.cached_property

@@ -70,12 +70,16 @@ def _bounds(hint: Any) -> list[Bounds]:
 
 
 def parse_assignments(items: Iterable[str]) -> Settings:
-    """`["magic.code_compat=true", "tom.epsilon=0.5"]` -> {"magic": {"code_compat": "true"}, ...};
-    a one-line error naming the item that is not `study.option=value`."""
+    """`["magic.code_compat=true", "tom.epsilon=0.5"]` -> {"magic": {"code_compat": "true"}, ...}
+    (`highcard:cards.min_card=5` for a plugin's study); a one-line error naming the item that
+    is not `study.option=value`."""
     out: Settings = {}
     for item in items:
         name, sep, value = item.partition("=")
-        study, dot, option = name.strip().partition(".")
+        # A plugin's study is `<namespace>:<name>`, and a namespace may hold a dot.
+        namespace, colon, rest = name.strip().rpartition(":")
+        study, dot, option = rest.partition(".")
+        study = f"{namespace}{colon}{study}"
         if not sep or not dot or not study or not option:
             raise StratagemError(f"--set {item!r}: expected study.option=value (magic.alpha=0.5)")
         out.setdefault(study, {})[option] = value.strip()

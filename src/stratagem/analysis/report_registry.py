@@ -4,7 +4,9 @@ The report (`analysis`) sits below the studies (`studies/`) in the layer order o
 cannot import them: each study registers here what it contributes (a predicate saying which
 episodes it applies to, and a builder of its sections), and the report composes the contributions
 of the studies that apply, in registration order. `import stratagem.studies` registers the
-built-in ones (the CLI does so before it builds a report).
+built-in ones (the CLI does so before it builds a report); a plugin's studies (`<namespace>:
+<name>`) register when their plugin loads, which the report makes happen for the plugins its
+episodes were made with and those its options name (`analysis.needed_plugins`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stratagem import plugins
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.needed_plugins import load_plugins
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_options import build_options, differences
 from stratagem.analysis.report_views import Note, Section
@@ -50,13 +54,19 @@ def registered() -> tuple[StudySections, ...]:
 
 def resolve_options(settings: Mapping[str, Mapping[str, Any]]) -> dict[str, object]:
     """Each registered study's options from `{study: {option: value}}` (the defaults where a study
-    is not named); a study without options, or an option it does not have, is a one-line error."""
+    is not named); a study without options, or an option it does not have, is a one-line error.
+    A plugin's study (`highcard:cards`) loads its plugin first."""
+    load_plugins(settings)
     classes = {s.name: s.options for s in _REGISTRY.values() if s.options is not None}
     for study in settings:
         if study not in classes:
+            failed = plugins.unavailable("study", study)
+            if failed is not None:
+                raise failed
+            hint = "; is its plugin installed, or named with --plugin?" if ":" in study else ""
             raise StratagemError(
                 f"analysis options: no study '{study}' has options; studies with options: "
-                f"{', '.join(classes) or 'none'}"
+                f"{', '.join(classes) or 'none'}{hint}"
             )
     return {name: build_options(cls, settings.get(name, {}), name) for name, cls in classes.items()}
 

@@ -1,8 +1,9 @@
 """One package per study (design.md): its metrics, tables, report sections and file formats,
 registered in `studies.registry` so the report composes the sections that apply.
 
-Importing this package registers the built-in studies, in the order their sections appear in a
-report: seed-003's counterfactual study, seed-004's MAgIC, seed-001's thesis, then seed-002's ToM.
+Importing this package registers the built-in studies (`registry.BUILTIN_MODULES`), in the order
+their sections appear in a report: seed-003's counterfactual study, seed-004's MAgIC, seed-001's
+thesis, then seed-002's ToM. A plugin's studies register when their plugin loads.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """`stratagem view --export`: the viewer as a static site, opened from file:// or any static host.
 
-The site is the packaged pages plus data files written from the same `Sources` calls the live
-API answers (issue 25 item 7), so the two cannot drift. Browsers refuse fetch() of file:// URLs,
-so each data file is a script that stores one answer in `window.STRATAGEM_DATA[<its path>]`; its
-JSON escapes `<`, `>`, `&`, U+2028 and U+2029, so no stored text can close the script or a
-comment. Each experiment's episodes are written once as a full list with an index of the
-filters (computed by the data layer's own SQL filters) and a search text per episode, which
-app.js pages, filters and searches in the browser. With a seat's perspective only that seat's
-view of each episode is written, and the search texts come from it: nothing hidden from the
-seat is in any file.
+The site is the packaged pages and the registered game views (`web.views`: the page loads them
+as the server's does; a plugin's are copied under `views/plugin/<namespace>/`), plus data files
+written from the same `Sources` calls the live API answers (issue 25 item 7), so the two cannot
+drift. Browsers refuse fetch() of file:// URLs, so each data file is a script that stores one
+answer in `window.STRATAGEM_DATA[<its path>]`; its JSON escapes `<`, `>`, `&`, U+2028 and
+U+2029, so no stored text can close the script or a comment. Each experiment's episodes are
+written once as a full list with an index of the filters (computed by the data layer's own SQL
+filters) and a search text per episode, which app.js pages, filters and searches in the
+browser. With a seat's perspective only that seat's view of each episode is written, and the
+search texts come from it: nothing hidden from the seat is in any file.
 
 Compare and diff (issue 25 item 6) open too. For each experiment the pairs the live server offers
 (`Sources.pairs`, at most `compare.MAX_PAIRS`) whose two episodes are both exported are written,
@@ -30,6 +31,7 @@ from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import STATUSES
+from stratagem.web import views
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import align
 from stratagem.web.data.listing import MAX_PER_PAGE, outcome_values
@@ -133,10 +135,13 @@ def export_site(
     seat = None if perspective is None else perspective.seat
     if seat is not None:
         _check_seat(sources, chosen, seat)
+    views.load_for(chosen)  # the views of the plugin games exported, before the page is written
     writer = _Writer(out)
     for url, (body, _) in page_bytes().items():
         name = "index.html" if url == "/" else url.lstrip("/")
-        writer.write(name, _index(body, seat) if name == "index.html" else body)
+        writer.write(name, _index(views.render_index(body), seat) if url == "/" else body)
+    for url, path, _ in views.view_files():
+        writer.write(url, _view_file(path))
     writer.data("data/sources.js", sources.sources())
     if seat is not None:  # a report shows every seat's secrets: never in a seat's export
         chosen = [{**exp, "report": None} for exp in chosen]
@@ -154,6 +159,16 @@ def export_site(
         _diffs(writer, sources, chosen)
     episodes = len(written)
     return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
+
+
+def _view_file(path: Path) -> bytes:
+    """A registered view's file, or one line naming it when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise StratagemError(
+            f"--export: cannot read the game view {path} ({exc.strerror or exc})"
+        ) from None
 
 
 def _check_seat(sources: Sources, chosen: list[dict[str, Any]], seat: int) -> None:

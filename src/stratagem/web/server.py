@@ -1,14 +1,15 @@
 """The local server of `stratagem view`: the packaged pages and a JSON API over the data layer.
 
 Safety (issue 25 item 10): every response carries a Content-Security-Policy without inline
-scripts or styles; only the packaged page files are served, by fixed name (no path from a request
-reaches the filesystem); JSON escapes `<`, `>` and `&`, so no stored text can close a tag if a
-page ever embeds it; with a token (a `--host` other than the loopback) every request needs it.
-An experiment's or episode's id in a path is the hex of its UTF-8 bytes (as the export names its
-files): a `%2F` is decoded before routing and a browser folds `..` segments, so an id such as
-`exp/x` or `..` could not be one segment otherwise (issue 33 item 7). The data layer is used
-from one thread of its own: SQLite connections belong to the thread that opened them, and one
-reader at a time keeps a browsing session from competing with a run.
+scripts or styles; only the packaged page files and the registered game views are served, by
+fixed name (no path from a request reaches the filesystem); JSON escapes `<`, `>` and `&`, so no
+stored text can close a tag if a page ever embeds it; with a token (a `--host` other than the
+loopback) every request needs it. An experiment's or episode's id in a path is the hex of its
+UTF-8 bytes (as the export names its files): a `%2F` is decoded before routing and a browser
+folds `..` segments, so an id such as `exp/x` or `..` could not be one segment otherwise (issue
+33 item 7). The data layer is used from one thread of its own: SQLite connections belong to the
+thread that opened them, and one reader at a time keeps a browsing session from competing with
+a run.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stratagem.errors import StratagemError
+from stratagem.web import views
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import comparison
 from stratagem.web.data.listing import BadQuery
@@ -46,11 +48,7 @@ SECURITY_HEADERS = (
     # A token in the URL must not leave in a Referer header.
     (b"referrer-policy", b"no-referrer"),
 )
-VIEWS = (
-    "kit.js", "matrix.js", "social.js", "tradecraft.js", "ultimatum.js", "public_good.js",
-    "cheap_talk.js", "cost_sharing.js",
-)  # fmt: skip
-"""The game-specific step views under pages/views/ (index.html loads them before app.js)."""
+JAVASCRIPT = "text/javascript; charset=utf-8"
 PAGES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/source.js": ("source.js", "text/javascript; charset=utf-8"),
@@ -59,9 +57,10 @@ PAGES = {
     "/diff.js": ("diff.js", "text/javascript; charset=utf-8"),
     "/launch.js": ("launch.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
-    **{f"/views/{v}": (f"views/{v}", "text/javascript; charset=utf-8") for v in VIEWS},
+    "/views/kit.js": ("views/kit.js", JAVASCRIPT),
 }
-"""The only files served: URL path -> packaged file under web/pages/."""
+"""The page files served: URL path -> packaged file under web/pages/. The game views are the
+files registered in `web.views` (index.html's script tags for them are written per request)."""
 FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid", "outcome")
 """The episode filters the API passes to the data layer (query parameter = filter name)."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -86,6 +85,10 @@ class DataThread:
     async def call(self, fn: Callable[[Sources], T]) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, fn, self.sources)
+
+    def now(self, fn: Callable[[Sources], T]) -> T:
+        """Call `fn` on the data thread and wait (before serving starts)."""
+        return self._pool.submit(fn, self.sources).result()
 
     def close(self) -> None:
         self._pool.submit(self.sources.close).result()
@@ -227,6 +230,11 @@ def build_app(
         dirs = [*dirs, play]
         launcher = Launcher(play)
     data = DataThread(dirs)
+    try:
+        views.load_for(data.now(lambda s: s.experiments()))
+    except BaseException:
+        data.close()
+        raise
 
     async def answer(fn: Callable[[Sources], Any]) -> Response:
         try:
@@ -241,7 +249,20 @@ def build_app(
 
     async def page(request: Request) -> Response:
         body, kind = pages[request.url.path]
+        if request.url.path == "/":  # the views registered now (a game played since included)
+            body = views.render_index(body)
         return Response(body, media_type=kind, headers={"cache-control": "no-cache"})
+
+    async def view(request: Request) -> Response:
+        """A registered game view's file; any other path under /views/ is not found."""
+        path = views.file_at(f"views/{request.path_params['path']}")
+        if path is None:
+            return error("not found", 404)
+        try:
+            body = await asyncio.to_thread(path.read_bytes)
+        except OSError:
+            return error("not found", 404)
+        return Response(body, media_type=JAVASCRIPT, headers={"cache-control": "no-cache"})
 
     async def sources(request: Request) -> Response:
         return await answer(lambda s: s.sources())
@@ -327,6 +348,7 @@ def build_app(
         return error("method not allowed", 405)
 
     routes = [Route(url, page) for url in PAGES] + [
+        Route("/views/{path:path}", view),
         Route("/api/sources", sources),
         Route("/api/experiments", experiments),
         Route("/api/experiments/{source}/{experiment}/cells", cells),

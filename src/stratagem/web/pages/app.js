@@ -7,9 +7,10 @@
   const POLL_MS = 2000;
   const main = document.getElementById("main");
   const crumbs = document.getElementById("crumbs");
-  // Game-specific step views (views/*.js) register here by game name or family ("chameleon" for
-  // "chameleon/0"), or as "rounds" for any game that stores round results; the generic view is
-  // always drawn below, so a game without a view of its own still shows.
+  // Game-specific step views (views/*.js, and plugins' views, which index.html loads before this
+  // file) register here by game name or family ("chameleon" for "chameleon/0", a plugin's
+  // "highcard:high-card"), or as "rounds" for any game that stores round results; the generic
+  // view is always drawn below, so a game without a view of its own still shows.
   const GAME_VIEWS = window.StratagemViews || {};
   let current = null; // the page shown: {refresh(), sources: [ids], stop()}
   let versions = {};

@@ -1,6 +1,7 @@
-// stratagem view: what the game-specific step views (views/*.js) share, and the registry they
-// register into (app.js's GAME_VIEWS). Text enters the page as text nodes only; colours come from
-// classes in app.css (the CSP allows no inline style).
+// stratagem view: what the game-specific step views (views/*.js, and plugins' registered with
+// `register.view`) share, and the registry they register into (app.js's GAME_VIEWS). Text
+// enters the page as text nodes only; colours come from classes in app.css (the CSP allows no
+// inline style).
 "use strict";
 
 window.StratagemViews = window.StratagemViews || {};
@@ -71,5 +72,15 @@ window.StratagemViewKit = (() => {
     );
   }
 
-  return { el, svg, fmt, table, upTo, eventsUpTo, bar };
+  // Register `draw(step, episode)` under the games or families the page loaded this file for
+  // (its script element's data-views, written from `register.view`), so that a plugin's view
+  // need not know the namespace its plugin was loaded under. Call it while the file runs.
+  function register(draw) {
+    const script = document.currentScript;
+    const keys = script && script.dataset.views ? JSON.parse(script.dataset.views) : [];
+    for (const key of keys) window.StratagemViews[key] = draw;
+    return keys;
+  }
+
+  return { el, svg, fmt, table, upTo, eventsUpTo, bar, register };
 })();
