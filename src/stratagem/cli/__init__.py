@@ -18,7 +18,9 @@ from stratagem.cli import (
     examples,
     magic,
     play,
+    plugin_list,
     running,
+    scaffold,
     stores,
     strategy_runs,
     view,
@@ -28,7 +30,19 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.store_base import damage_message, is_damage
 
 __all__ = ["app", "main"]
-_COMMANDS = (catalog, strategy_runs, running, play, stores, doctor, examples, magic, view)
+_COMMANDS = (
+    catalog,
+    strategy_runs,
+    running,
+    play,
+    stores,
+    doctor,
+    examples,
+    magic,
+    view,
+    plugin_list,
+    scaffold,
+)
 
 
 def main(argv: list[str] | None = None) -> None:

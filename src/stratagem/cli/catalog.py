@@ -6,16 +6,22 @@ descriptions wrap, and a narrow terminal drops the least useful columns first.""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
 from rich.text import Text
 
-from stratagem.cli.common import app, out
+from stratagem import plugins
+from stratagem.cli.common import PluginOption, app, load_every_plugin, out, use_plugins, warn
 from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.games import openspiel, settings_data, textarena
-from stratagem.games.catalog import GAMES, rule_options
+from stratagem.games.catalog import GAMES, CatalogEntry, rule_options
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
+
+T = TypeVar("T")
 
 GAME_COLUMNS = (
     Col("name", keep=9, wrap=False),
@@ -29,25 +35,12 @@ GAME_COLUMNS = (
 
 
 @app.command()
-def games() -> None:
-    """List the games of the catalog and the commands that play them."""
-    rows = []
-    for entry in GAMES.values():
-        game = entry.factory()
-        matrix = game if isinstance(game, NormalFormGame) else None
-        stage = matrix or game.matrix()  # a repeated game's moves are its stage game's
-        actions = " / ".join(stage.labels[0]) if stage else "structured"
-        if entry.settings is not None:
-            played = len(settings_data.selected(entry.settings))
-            every = len(settings_data.settings(entry.settings))
-            actions += f"; {played} settings" + (f" ({every} in all)" if every > played else "")
-        in_tournament = matrix is not None and matrix.n_players == 2
-        rows.append(
-            [
-                entry.name, str(game.n_players), actions, "yes",
-                "yes" if in_tournament else "no", entry.source, entry.description,
-            ]
-        )  # fmt: skip
+def games(plugin: PluginOption = None) -> None:
+    """List the games of the catalog and of the plugins, and the commands that play them."""
+    use_plugins(plugin)
+    load_every_plugin()
+    built = {name: _built(name, partial(_game_row, entry)) for name, entry in GAMES.items()}
+    rows = [row for row in built.values() if row is not None]
     rows.extend(_openspiel_rows())
     rows.extend(
         [f"{textarena.PREFIX}{env_id}", str(players), "free text", "yes", "no", "TextArena", about]
@@ -75,8 +68,41 @@ def games() -> None:
             "players, max_steps. Needs pip install 'stratagem[textarena]'."
         )
     )
-    ruled = [f"{name}: {', '.join(rule_options(name))}" for name in GAMES if rule_options(name)]
+    ruled = [
+        f"{name}: {', '.join(rule_options(name))}"
+        for name, row in built.items()
+        if row is not None and rule_options(name)
+    ]
     out.print(Text(f"rule options (an experiment file's game_options): {'; '.join(ruled)}."))
+
+
+def _game_row(entry: CatalogEntry) -> list[str]:
+    game = entry.factory()
+    matrix = game if isinstance(game, NormalFormGame) else None
+    stage = matrix or game.matrix()  # a repeated game's moves are its stage game's
+    actions = " / ".join(stage.labels[0]) if stage else "structured"
+    if entry.settings is not None:
+        played = len(settings_data.selected(entry.settings))
+        every = len(settings_data.settings(entry.settings))
+        actions += f"; {played} settings" + (f" ({every} in all)" if every > played else "")
+    in_tournament = matrix is not None and matrix.n_players == 2
+    return [
+        entry.name, str(game.n_players), actions, "yes",
+        "yes" if in_tournament else "no", entry.source, entry.description,
+    ]  # fmt: skip
+
+
+def _built(name: str, make: Callable[[], T]) -> T | None:
+    """What `make` builds; for a plugin's name, a failure is a warning line and the name is left
+    out of the listing (a built-in's failure is stratagem's bug, and raises)."""
+    if plugins.split(name)[0] is None:
+        return make()
+    try:
+        return make()
+    except Exception as exc:  # a plugin's own bug must not end the listing
+        text = " ".join(str(exc).split()) or "(no message)"
+        warn(f"'{name}' is not listed: {type(exc).__name__}: {text}")
+        return None
 
 
 def _openspiel_rows() -> list[list[str]]:
@@ -121,8 +147,11 @@ def _form(name: str, factory: StrategyFactory) -> str:
 
 
 @app.command()
-def strategies() -> None:
-    """List the rule-based strategies, the other names they answer to, and their classifiers."""
+def strategies(plugin: PluginOption = None) -> None:
+    """List the rule-based strategies (the plugins' too), the other names they answer to, and
+    their classifiers."""
+    use_plugins(plugin)
+    load_every_plugin()
     aliases: dict[str, list[str]] = {}
     bots = []  # seed-003's long bot names, listed under the table so no column has to fold them
     for alias, target in ALIASES.items():
@@ -132,7 +161,9 @@ def strategies() -> None:
             aliases.setdefault(target, []).append(alias)
     rows = []
     for name, factory in STRATEGIES.items():
-        strategy = get_strategy(name)
+        strategy = _built(name, partial(get_strategy, name))
+        if strategy is None:
+            continue
         c = strategy.classifier
         doc = (type(strategy).__doc__ or "").strip().split(":")[0].splitlines()[0]
         rows.append(
@@ -156,9 +187,12 @@ def strategies() -> None:
 
 
 @app.command()
-def architectures() -> None:
-    """List the LLM agent architectures an agent entry's `kind` can name."""
+def architectures(plugin: PluginOption = None) -> None:
+    """List the LLM agent architectures (the plugins' too) an agent entry's `kind` can name."""
     from stratagem.agents.registry import ARCHITECTURES
+
+    use_plugins(plugin)
+    load_every_plugin()
 
     columns = (Col("kind", keep=2, wrap=False), Col("what it does", keep=1))
     rows = [[arch.name, arch.description] for arch in ARCHITECTURES.values()]

@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from stratagem import plugins
 from stratagem.cli.shipped import DOCS, shipped
 from stratagem.cli.tables import Col, fitted_table
+from stratagem.errors import StratagemError
 from stratagem.experiments.limits import check_seed
+from stratagem.experiments.plugin_names import name_plugin
 from stratagem.experiments.store import ResultStore
+from stratagem.experiments.store_files import stores_in
+from stratagem.experiments.store_plugins import (
+    check_store_provenance,
+    failed_line,
+    load_named,
+    use_stored_plugins,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -36,8 +47,10 @@ app = typer.Typer(
     ),
     pretty_exceptions_show_locals=False,  # locals may hold secrets (API keys) in later layers
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# No emoji codes: a plugin's names hold colons (`thinker:notes:thinker/40`), which rich would
+# otherwise print as `thinker🎶thinker/40`.
+out = Console(highlight=False, emoji=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 PIPE_WIDTH = 160
 """Width of tables written to a file or a pipe when COLUMNS does not say (rich would use 80)."""
@@ -97,6 +110,65 @@ def checked_seed(value: int | None) -> int | None:
 
 SeedOption = Annotated[int, typer.Option(help="Seed of every random draw.", callback=checked_seed)]
 NoiseOption = Annotated[float, typer.Option(help="Probability that an action is flipped.")]
+
+
+PluginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE_OR_FILE",
+        help="A plugin whose names (<plugin>:<name>) this command may use: a module, or a .py "
+        "file relative to the current directory; repeat the option. `stratagem plugins` lists "
+        "those found.",
+    ),
+]
+"""Every command that resolves names takes it; `use_plugins` names what it gives."""
+
+
+def use_plugins(specs: Sequence[str] | None, *, load: bool = False) -> list[str]:
+    """Name each `--plugin` (imported when one of its names is resolved; with `load`, now) and
+    return them as an experiment stores them. With plugins off, they are ignored with one
+    warning line."""
+    if not specs:
+        return []
+    if not plugins.enabled():
+        warn(f"plugins are off ({plugins.ENV_NO_PLUGINS}=1): --plugin ignored")
+        return []
+    forms = [name_plugin(spec, "command line") for spec in specs]
+    if load:
+        for line in load_named(forms):
+            warn(line)
+    return forms
+
+
+def use_plugins_of(paths: Iterable[Path], *, load: bool = False) -> None:
+    """Name the plugins the experiments stored under `paths` (results directories, store files
+    or folders of them) were run with; one warning line for each that cannot be named, and one
+    for each plugin their episodes were made with that is missing or another version
+    (`experiments.provenance`)."""
+    stores: list[Path] = []
+    for path in paths:
+        try:
+            stores += stores_in(path)
+        except StratagemError:
+            continue  # the command says what is wrong with the path
+    for line in use_stored_plugins(stores, load=load):
+        warn(line)
+    for line in check_store_provenance(stores):
+        warn(line)
+
+
+def load_every_plugin() -> None:
+    """Import every plugin found, for a listing of names: a plugin that fails is one warning line
+    on stderr, and its names are missing from the listing."""
+    for plugin in plugins.load_all():
+        if plugin.error is not None:
+            warn(f"{failed_line(plugin)}; its names are not listed")
+
+
+def warn(text: str) -> None:
+    """A one-line warning on stderr (plugin and user text printed as written)."""
+    _say(err, f"warning: {text}")
 
 
 def _say(console: Console, text: str) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from stratagem.cli.common import _say, app, checked_seed, err, out
+from stratagem.cli.common import PluginOption, _say, app, checked_seed, err, out, use_plugins
 from stratagem.cli.launch import plan_and_run
 from stratagem.cli.tables import Col, fitted_table
 
@@ -80,6 +80,7 @@ def balance(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Start without asking, whatever the plan.")
     ] = False,
+    plugin: PluginOption = None,
 ) -> None:
     """Find the social-game settings closest to an even spy win rate for a model (seed-004 §4).
 
@@ -116,6 +117,7 @@ def balance(
     from stratagem.experiments.store import ResultStore
     from stratagem.studies.magic import balance as filtering
 
+    use_plugins(plugin)
     run = filtering.BalanceRun(
         game=game, model=model, base_url=base_url, api_key_env=api_key_env,
         games_per_setting=games_per_setting, keep=keep, candidates=candidates, seed=seed,

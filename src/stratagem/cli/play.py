@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stratagem.cli.common import _say, app, checked_seed, err, out
+from stratagem.cli.common import PluginOption, _say, app, checked_seed, err, out, use_plugins
 from stratagem.errors import StratagemError
 from stratagem.web.play import IDLE_SECONDS
 
@@ -55,12 +55,14 @@ def play(
         float,
         typer.Option(help="With --web: seconds a move waits for a closed page before giving up."),
     ] = IDLE_SECONDS,
+    plugin: PluginOption = None,
 ) -> None:
     """Play a game in the terminal or the browser, in any seat, against agents, strategies or
     other people."""
     from stratagem.experiments import play as playing
     from stratagem.experiments.runner import Runner
 
+    use_plugins(plugin)
     if not web:
         web_only = {"port": port is not None, "open": open_browser,
                     "host": host != "127.0.0.1", "idle": idle != IDLE_SECONDS}  # fmt: skip

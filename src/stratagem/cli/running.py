@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stratagem.cli.common import _print_cells, _say, app, err
+from stratagem.cli.common import PluginOption, _print_cells, _say, app, err, use_plugins
 from stratagem.cli.launch import plan_and_run
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
@@ -44,6 +44,7 @@ def run(
         bool,
         typer.Option("--force", help="Add to an experiment stored with other settings."),
     ] = False,
+    plugin: PluginOption = None,
 ) -> None:
     """Run (or continue) an experiment: finished episodes are skipped, interrupted ones replayed.
 
@@ -54,7 +55,11 @@ def run(
     from stratagem.experiments.runner import STORE_FILE, Runner
     from stratagem.studies.registry import check_analysis
 
+    named = use_plugins(plugin)
     config = load_config(file)
+    if named:  # stored with the file's, so reading the results names them again
+        added = [form for form in named if form not in config.plugins]
+        config = config.model_copy(update={"plugins": [*config.plugins, *added]})
     try:
         check_analysis(config.analysis)
         given = {"address": address, "workers": workers}

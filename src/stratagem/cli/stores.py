@@ -5,6 +5,7 @@ Each names its store the same way (`store_paths`): a results directory or its st
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Annotated
@@ -13,13 +14,23 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from stratagem.cli.common import _print_cells, _say, app, listed, out
+from stratagem.cli.common import (
+    PluginOption,
+    _print_cells,
+    _say,
+    app,
+    listed,
+    out,
+    use_plugins,
+    use_plugins_of,
+)
 from stratagem.cli.store_paths import (
     DEFAULT,
     StoreArg,
     StoreOption,
     require_file,
     store_to_read,
+    store_to_write,
     stores_in,
     writing,
 )
@@ -27,6 +38,7 @@ from stratagem.cli.tables import Col, fitted_table
 from stratagem.errors import StratagemError
 from stratagem.experiments.endpoint_progress import ENDPOINTS_FILE, read_live_figures
 from stratagem.experiments.lock import writer_active
+from stratagem.experiments.provenance import allow_drift
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.pool_stats import stored_figures
 from stratagem.llm.pricing import CacheUse
@@ -48,8 +60,10 @@ ENDPOINT_COLUMNS = (
 
 
 @app.command()
-def status(directory: StoreArg = DEFAULT) -> None:
+def status(directory: StoreArg = DEFAULT, plugin: PluginOption = None) -> None:
     """Summarise the experiments stored in a results directory (each one under `results`)."""
+    use_plugins(plugin)
+    use_plugins_of([directory])
     for path in stores_in(directory):
         with ResultStore(path) as db:
             _status_of(db, path)
@@ -157,15 +171,17 @@ def report(
             "e.g. magic.code_compat=true, tom.epsilon=0.5; docs/magic.md, docs/tom.md).",
         ),
     ] = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Write a self-contained HTML report (tables, plots, methods) of a stored experiment."""
     from stratagem.analysis.report_options import parse_assignments
     from stratagem.studies import build_report  # registers the studies' sections
 
+    use_plugins(plugin, load=True)  # loaded now: their studies add their sections
+    store_file = store_to_read(directory)
+    use_plugins_of([store_file], load=True)
     settings = parse_assignments(assignments or [])
-    path = build_report(
-        store_to_read(directory), experiment_id=experiment, out_path=out_file, settings=settings
-    )
+    path = build_report(store_file, experiment_id=experiment, out_path=out_file, settings=settings)
     _say(out, str(path))
 
 
@@ -176,11 +192,14 @@ def show(
         str | None, typer.Argument(help="An episode id, or the start of one; omit to list them.")
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="Show whole prompts.")] = False,
+    plugin: PluginOption = None,
 ) -> None:
     """Print one episode as a transcript: round by round, what each seat saw, said and played."""
     from stratagem.analysis.transcript import build_transcript, clean, find_episode
 
+    use_plugins(plugin)
     store_file = store_to_read(directory)
+    use_plugins_of([store_file])
     with ResultStore(store_file) as db:
         if episode is None:
             _print_episodes(db, writer_active(store_file.parent))
@@ -231,13 +250,17 @@ def export_(
     scores: Annotated[
         str, typer.Option(help="thesis-csv: cumulative scores in points or years.")
     ] = "points",
+    plugin: PluginOption = None,
 ) -> None:
     """Export episodes as JSONL (format: docs/episode-format.md), the stored tables as Parquet
     files, or the thesis' CSV files."""
     from stratagem.studies import get_exporter
 
+    use_plugins(plugin)
+    store_file = store_to_read(store)
+    use_plugins_of([store_file])
     exporter = get_exporter(fmt)
-    with ResultStore(store_to_read(store)) as db:
+    with ResultStore(store_file) as db:
         lines = exporter(db, file, experiment, {"scores": scores})
     for line in lines:
         _say(out, line)
@@ -264,16 +287,29 @@ def import_(
             "import the good lines and list the bad ones (jsonl only)."
         ),
     ] = True,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Import episodes made with another version of their plugin than the one "
+            "installed (docs/plugins.md); without it they are refused.",
+        ),
+    ] = False,
+    plugin: PluginOption = None,
 ) -> None:
     """Import episodes made by stratagem or another tool; existing ones are skipped."""
     from stratagem.experiments.episode_io import import_episodes
     from stratagem.studies import get_importer
 
     require_file(file, "file")
+    use_plugins(plugin)
+    if store_to_write(store).is_file():
+        use_plugins_of([store])
     importer = get_importer(fmt)
     if not strict and fmt != "jsonl":
         raise StratagemError(f"--no-strict applies to --format jsonl, not {fmt}")
-    with writing(store, undo_if_empty=True) as db:  # a new store that got nothing: none left
+    drift = allow_drift() if force else contextlib.nullcontext()
+    with drift, writing(store, undo_if_empty=True) as db:  # a new store that got nothing: none left
         if strict:
             report = importer(db, file, experiment, source)
         else:

@@ -11,11 +11,13 @@ from rich.text import Text
 from stratagem.cli.common import (
     GameOption,
     NoiseOption,
+    PluginOption,
     SeedOption,
     StrategyOption,
     _say,
     app,
     out,
+    use_plugins,
 )
 from stratagem.cli.store_paths import DEFAULT, StoreOption, writing
 from stratagem.cli.tables import Col, fitted_table
@@ -51,8 +53,10 @@ def tournament(
     seed: SeedOption = 0,
     self_play: Annotated[bool, typer.Option(help="Each strategy also meets itself.")] = True,
     store: StoreOption = DEFAULT,
+    plugin: PluginOption = None,
 ) -> None:
     """Play a round-robin tournament and print its table (default: the classic strategies)."""
+    use_plugins(plugin)
     names = strategy or CLASSIC
     stage = get_stage(game)
     players = [get_strategy(name) for name in names]
@@ -124,8 +128,10 @@ def moran(
     mutation: Annotated[float, typer.Option(help="Mutation probability per birth.")] = 0.0,
     generations: Annotated[int, typer.Option(help="Stop after this many.")] = 1000,
     seed: SeedOption = 0,
+    plugin: PluginOption = None,
 ) -> None:
     """Run an evolutionary Moran process until one strategy takes over."""
+    use_plugins(plugin)
     names = strategy or ["TitForTat", "AlwaysDefect", "AlwaysCooperate", "WinStayLoseShift"]
     if size < 1:
         raise StratagemError(f"--size must be >= 1, got {size}")

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from stratagem.cli.common import _say, app, out
+from stratagem.cli.common import PluginOption, _say, app, out, use_plugins, use_plugins_of
 from stratagem.cli.store_paths import DEFAULT
 from stratagem.errors import StratagemError
 
@@ -65,11 +65,14 @@ def view(
             "directory, which is viewed too (without DIR: OUT, and 'results' where it exists)."
         ),
     ] = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Browse results in a web browser: experiments, cells, episodes step by step, read-only
     (unless --play)."""
     if export is not None and play is not None:
         raise StratagemError("--play: not with --export (a static site plays nothing)")
+    use_plugins(plugin)
+    use_plugins_of([*(directories or [DEFAULT]), *([play] if play is not None else [])])
     if export is not None:
         _export(directories or [DEFAULT], export, experiment or [], max_per_cell, perspective)
         return

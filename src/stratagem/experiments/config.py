@@ -23,7 +23,9 @@ from pydantic import (
     model_validator,
 )
 
+from stratagem import plugins
 from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
+from stratagem.agents.prompts import framing_templates, framings
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
@@ -36,6 +38,7 @@ from stratagem.experiments.limits import (
     SQLITE_MIN,
 )
 from stratagem.experiments.model_entry import ModelEntry
+from stratagem.experiments.plugin_names import name_plugin
 from stratagem.experiments.strict import Strict
 from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import check_game_options, expand_settings, make_variant
@@ -100,6 +103,9 @@ class AgentEntry(Strict):
     @classmethod
     def _registered(cls, value: str) -> str:
         if value not in ARCHITECTURES:
+            failed = plugins.unavailable("architecture", value)
+            if failed is not None:
+                raise ValueError(str(failed))
             raise ValueError(f"got {value!r}, allowed: {', '.join(ARCHITECTURES)}")
         return value
 
@@ -109,7 +115,9 @@ class AgentEntry(Strict):
         """Each option as its declared type reads it, before it enters the episode id
         (`Architecture.canonical_options`); `_fits_kind` refuses what its type cannot read."""
         kind = info.data.get("kind")
-        return ARCHITECTURES[kind].canonical_options(value) if kind in ARCHITECTURES else value
+        if not isinstance(kind, str) or kind not in ARCHITECTURES:
+            return value
+        return ARCHITECTURES[kind].canonical_options(value)
 
     @model_validator(mode="after")
     def _fits_kind(self) -> AgentEntry:
@@ -126,6 +134,13 @@ class AgentEntry(Strict):
             architecture.check_options(self.options)
         except StratagemError as exc:
             raise ValueError(str(exc)) from None
+        missing = sorted(architecture.templates - framing_templates(self.framing))
+        if missing:
+            having = [f for f in framings() if architecture.templates <= framing_templates(f)]
+            raise ValueError(
+                f"framing: a {self.kind} agent renders {', '.join(missing)}, which framing "
+                f"'{self.framing}' lacks; framings that have them: {', '.join(having) or 'none'}"
+            )
         if "attitude" in architecture.settings and self.attitude is None:
             raise ValueError(f"attitude: a {self.kind} agent needs one: cooperate, defect, compute")
         if isinstance(self.samples, int) and not 1 <= self.samples <= MAX_PER_DECISION:
@@ -234,6 +249,11 @@ class ExperimentConfig(Strict):
     """The experiment's name: its episodes are stored under it."""
     output: Path
     """Directory of the store, the response cache and the rate-limit state."""
+    plugins: list[str] = []
+    """Modules or `.py` files whose games, architectures, strategies, models and studies this
+    file names, as `<plugin>:<name>` (docs/plugins.md). A relative file is relative to this
+    file's folder; it is stored as its absolute path, so `stratagem report` and `view` of the
+    results name it again."""
     models: list[ModelEntry] = Field(min_length=1)
     """The grid's models: each plays every LLM seat not pinned to another (`<agent>@<model id>`)."""
     agents: list[AgentEntry] = [AgentEntry()]
@@ -272,6 +292,24 @@ class ExperimentConfig(Strict):
     """When `stratagem run` asks before starting (below)."""
     retry: RetryConfig = RetryConfig()
     """Retries of transient errors (below)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _use_plugins(cls, data: Any, info: ValidationInfo) -> Any:
+        """Name the file's plugins before any of its names is checked (they are imported when
+        one of their names is); each kept in the form that names it from anywhere."""
+        if not isinstance(data, dict) or not isinstance(data.get("plugins"), list):
+            return data  # a bad `plugins` is the field's own type error
+        base = (info.context or {}).get("base")
+        named = []
+        for i, spec in enumerate(data["plugins"]):
+            if not isinstance(spec, str):
+                raise ValueError(f"plugins.{i}: a module name or a .py file, got {spec!r}")
+            try:
+                named.append(name_plugin(spec, "experiment file", base))
+            except StratagemError as exc:
+                raise ValueError(f"plugins.{i}: {exc}") from None
+        return {**data, "plugins": named}
 
     @field_validator("output", mode="before")
     @classmethod
@@ -335,17 +373,20 @@ def load_config(path: str | Path) -> ExperimentConfig:
     data = read_yaml(file, "experiment file")
     if not isinstance(data, dict):
         raise StratagemError(f"{file}: expected a mapping of settings at the top level")
-    return config_from_dict(data, str(file))
+    return config_from_dict(data, str(file), base=file.parent)
 
 
-def config_from_dict(data: dict[str, Any], source: str) -> ExperimentConfig:
+def config_from_dict(
+    data: dict[str, Any], source: str, base: Path | None = None
+) -> ExperimentConfig:
     """Validate settings given as data (a parsed file, or built by a command); errors name
-    `source` and the field, on one line."""
+    `source` and the field, on one line. `base`: the folder relative `plugins` files are in
+    (the file's; the current directory without one)."""
     infinite = _not_finite(data)
     if infinite is not None:
         raise StratagemError(f"{source}: {infinite}")
     try:
-        return ExperimentConfig.model_validate(data)
+        return ExperimentConfig.model_validate(data, context={"base": base})
     except ValidationError as exc:
         raise StratagemError(f"{source}: {_first_error(exc)}") from None
 
