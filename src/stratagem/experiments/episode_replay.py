@@ -15,7 +15,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from stratagem import plugins
 from stratagem.errors import StratagemError
+from stratagem.experiments import provenance
 from stratagem.experiments.episode import DECISION_EVENT, ROUND_EVENT
 from stratagem.experiments.episode_fields import EpisodeFormatError, bad_value
 from stratagem.experiments.grid import build_game, setting_key
@@ -39,8 +41,15 @@ def check_by_engine(bundle: EpisodeBundle, game_field: str = "game") -> None:
     """Replay an episode of a catalog game and compare; `EpisodeFormatError` names the first
     field that is not what the engine computes. `game_field` is where the line names its game."""
     ep = bundle.episode
+    try:  # a plugin's game is replayed by the plugin's code, the version that played it
+        provenance.check(provenance.recorded(ep.spec), "the episode")
+    except StratagemError as exc:
+        raise EpisodeFormatError("spec.plugins", str(exc)) from None
     base, setting = split_setting(ep.game)
     if base not in GAMES and not is_library_name(base):
+        missing = plugins.unavailable("game", base)
+        if missing is not None:
+            raise EpisodeFormatError(game_field, str(missing))
         return  # another tool's game, or seed-003's `pd/<setting>`: checked by its labels
     try:
         sample = get_game(ep.game)  # a setting that does not exist is refused as `play` does

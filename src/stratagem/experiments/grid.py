@@ -27,6 +27,8 @@ from stratagem.experiments.lineups import (
     model_settings,
 )
 from stratagem.experiments.model_entry import ModelEntry
+from stratagem.experiments.provenance import KEY as PROVENANCE
+from stratagem.experiments.provenance import names_of, provenance
 from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.catalog import check_game_options, get_entry, get_game, split_setting
@@ -112,10 +114,14 @@ class EpisodeSpec:
     def stored(self) -> dict[str, Any]:
         """The spec as the store keeps it: `key()`, plus what names the episode's rows without
         being part of its identity (the model entry's `id`, so that two entries of one model
-        string, such as a thinking variant, are told apart in every table)."""
+        string, such as a thinking variant, are told apart in every table), and the plugins
+        that supplied its game and seats (`experiments.provenance`)."""
+        stored = self.key()
         if self.model is not None and self.model.id is not None:
-            return self.key() | {"model_id": self.model.id}
-        return self.key()
+            stored |= {"model_id": self.model.id}
+        model = None if self.model is None else self.model.model
+        records = provenance(names_of(self.game, self.seats, model))
+        return stored | {PROVENANCE: records} if records else stored
 
     def build_game(self) -> Game:
         """The game to play: a catalog game or a declared variant, repeated when it is a matrix

@@ -27,9 +27,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Column
+from rich.text import Text
 
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
+from stratagem.experiments import provenance
 from stratagem.experiments.checkpoints import BackgroundCheckpoints
 from stratagem.experiments.clients import model_config, model_configs
 from stratagem.experiments.commits import TurnCommits
@@ -220,6 +222,10 @@ class Runner:
         return summary
 
     def _check_drift(self, store: ResultStore) -> None:
+        where = f"{self.output}: experiment '{self.experiment}'"  # "... was made with plugin"
+        records = store.plugin_records(self.experiment)
+        for line in provenance.check(records, where, force=self.force):
+            self.console.print(Text(f"warning: {line}"))
         stored = store.experiment(self.experiment)
         if stored is None or self.force or not store.status_counts(self.experiment)["finished"]:
             return

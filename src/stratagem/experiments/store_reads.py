@@ -63,6 +63,25 @@ class StoreReads(StoreConnection):
             counts[row[0]] = row[1]
         return counts
 
+    def plugin_records(self, experiment_id: str | None = None) -> list[dict[str, Any]]:
+        """The distinct plugin provenance records of stored episodes (`experiments.provenance`):
+        one query, whatever the number of episodes."""
+        sql = (
+            "SELECT DISTINCT json_extract(spec, '$.plugins') FROM episodes "
+            "WHERE json_extract(spec, '$.plugins') IS NOT NULL"
+        )
+        params: tuple[str, ...] = ()
+        if experiment_id is not None:
+            sql += " AND experiment_id=?"
+            params = (experiment_id,)
+        found: dict[str, dict[str, Any]] = {}
+        for (value,) in self._rows(sql, params):
+            records = load_json(value)
+            for record in records if isinstance(records, list) else []:
+                if isinstance(record, dict) and isinstance(record.get("plugin"), str):
+                    found.setdefault(repr(sorted(record.items())), record)
+        return list(found.values())
+
     def rounds(self, episode_id: str) -> list[RoundRecord]:
         return [
             round_from_row(r)

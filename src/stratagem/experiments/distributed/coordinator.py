@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.experiments import provenance
 from stratagem.experiments.distributed.inbox import Inbox
 from stratagem.experiments.distributed.messages import Reply
 from stratagem.experiments.distributed.shared_caps import Held, SharedCaps
@@ -157,6 +158,7 @@ class _Dispatch:
             cwd=os.getcwd(),
             shared_slots=frozenset(self.caps.slots),
             shared_servers=frozenset(self.caps.servers),
+            plugins=tuple(provenance.in_use()),
         )
         self.pools = {
             name: MergedPool(config.model)
@@ -225,9 +227,10 @@ class _Dispatch:
                 worker.handle.answer.remote(replies)
 
         inbox = Inbox(self.session, worker.playing, reply, self.pools, Held(self.caps))
-        self._fill(worker)
-        self._close_if_done()
         try:
+            await worker.handle.ready.remote()  # a worker that could not start gets nothing
+            self._fill(worker)
+            self._close_if_done()
             async for ref in worker.handle.messages.remote():
                 inbox.apply(await ref)
                 self._fill(worker)

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from stratagem.errors import StratagemError
+from stratagem.experiments import provenance
 from stratagem.experiments.clients import build_clients
 from stratagem.experiments.distributed.messages import (
     Crashed,
@@ -63,12 +64,16 @@ class WorkerSetup:
     """Entries whose `max_concurrency` (a server's) the coordinator holds for every worker."""
     shared_servers: frozenset[str] = frozenset()
     """Entries whose pool's servers' caps and quotas the coordinator holds for every worker."""
+    plugins: tuple[tuple[str, str, str, Mapping[str, str]], ...] = ()
+    """The coordinator's plugins (`provenance.in_use`): each worker loads the same versions."""
 
 
 class EpisodeWorker:
     def __init__(self, setup: WorkerSetup) -> None:
         if os.path.isdir(setup.cwd):
             os.chdir(setup.cwd)
+        self._name = f"{socket.gethostname()}:{os.getpid()}"
+        provenance.require(setup.plugins, f"the Ray worker {self._name}")
         self._outbox = Outbox()
         self._store = RecordingStore(self._outbox)
         self._clients = build_clients(
@@ -87,7 +92,6 @@ class EpisodeWorker:
                 pool.share(RemoteServers(self._outbox, name))
         self._seating = Seating(self._clients)
         self._pools = pools_of(self._clients)
-        self._name = f"{socket.gethostname()}:{os.getpid()}"
         self._playing: set[asyncio.Task[None]] = set()
         self._reporting: asyncio.Future[None] | None = None
 
@@ -143,6 +147,10 @@ class EpisodeWorker:
             self._reporting.cancel()
             self._outbox.send(self._figures())
         self._outbox.close()
+
+    async def ready(self) -> None:
+        """Answered once the worker started: a worker that could not (a plugin it lacks) is
+        found before any episode is sent to it."""
 
     async def pid(self) -> int:
         """This worker's process id (the fault tests kill it)."""
