@@ -255,3 +255,14 @@ def test_every_count_of_an_agent_entry_has_a_bound(
     line = refused(capsys, file, "--dry-run")
     assert line.startswith(f"{file}: {field}: ")
     assert "less than or equal to 100" in line or "to 100, or 'study'" in line
+
+
+@pytest.mark.parametrize("kind", ["debate", "tool"])
+def test_an_architecture_whose_templates_the_framing_lacks_is_refused_when_the_file_loads(
+    kind: str,
+) -> None:
+    # A debate agent on the default (neutral) framing failed every episode at run time.
+    with pytest.raises(ValueError, match=rf"framing: a {kind} agent renders .*'neutral' lacks; "
+                       "framings that have them: prisoner"):  # fmt: skip
+        AgentEntry(name="a", kind=kind, attitude="cooperate")
+    assert AgentEntry(name="a", kind=kind, attitude="cooperate", framing="prisoner").framing

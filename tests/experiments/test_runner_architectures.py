@@ -72,7 +72,7 @@ def test_tool_and_debate_agents_play_and_answer_the_four_questions(tmp_path: Pat
 @pytest.mark.parametrize(
     ("agent", "message"),
     [
-        ({"kind": "tool"}, "needs one"),
+        ({"kind": "tool", "framing": "prisoner"}, "needs one"),
         ({"kind": "plain", "attitude": "defect"}, "plain agents take no attitude"),
         ({"kind": "debate", "attitude": "maybe"}, "attitude"),
     ],

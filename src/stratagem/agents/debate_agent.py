@@ -365,6 +365,15 @@ register(
         repeated_matrix_only,
         # every turn, then the final ask
         calls=lambda settings, game: float(settings.max_turns) + 1,
+        templates=frozenset(
+            {
+                "debate_close.j2",
+                "debate_decision.j2",
+                "debate_lawyer.j2",
+                "debate_question.j2",
+                "debate_suspect.j2",
+            }
+        ),
         settings=frozenset(
             {"attitude", "memory", "max_turns", "framing", "prompting", "questions"}
         ),

@@ -108,6 +108,17 @@ def _framings(templates: Path | None) -> tuple[str, ...]:
     return tuple(sorted(names - {_COMMON}))
 
 
+@functools.lru_cache(maxsize=64)
+def framing_templates(framing: str, templates: Path | None = None) -> frozenset[str]:
+    """The template files a framing's folder holds (`debate_decision.j2`, ...)."""
+    prefix = f"{framing}/"
+    return frozenset(
+        name.removeprefix(prefix)
+        for name in _environment(templates).list_templates()
+        if name.startswith(prefix)
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def _free_names(env: jinja2.Environment, name: str) -> tuple[str, ...] | None:
     """The context names a template reads, or None if it includes or imports others (whose

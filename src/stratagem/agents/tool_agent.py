@@ -334,6 +334,17 @@ register(
         repeated_matrix_only,
         # each tool result, then the move
         calls=lambda settings, game: 1.0 + settings.max_tool_calls,
+        templates=frozenset(
+            {
+                "tool_decision.j2",
+                "tool_error.j2",
+                "tool_fixed.j2",
+                "tool_nash.j2",
+                "tool_question.j2",
+                "tool_result.j2",
+                "tool_system.j2",
+            }
+        ),
         settings=frozenset(
             {"attitude", "memory", "max_tool_calls", "framing", "prompting", "questions"}
         ),
