@@ -3,12 +3,14 @@ first line is `# file: PATH` or `{# file: PATH #}`), its Python blocks in order 
 its `stratagem` commands through the CLI, in a fresh folder; so a guide cannot rot.
 
 What a guide registers (a game, prompts, an architecture, a study, a script) is removed again
-after it, so the registries the other tests see are the package's own."""
+after it, so the registries the other tests see are the package's own. A guide's `pip install`
+of its own package installs it (not editable) into a folder of the test's, put on `sys.path` for
+the guide's commands, so the shared environment is never changed."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import shlex
 import subprocess
 import sys
@@ -19,20 +21,18 @@ from typing import Any
 
 import pytest
 from support.cli import cli
+from support.guide_files import FILE, GUIDES, blocks, install
 from support.llama_server import free_port, stop, wait_ready
 
 import stratagem
+from stratagem import plugins
 from stratagem.agents import game_prompts, registry
 from stratagem.analysis import report_registry
 from stratagem.games import catalog
 from stratagem.llm.providers import scripted
 from stratagem.studies import registry as studies
 
-ROOT = Path(__file__).resolve().parents[1]
-GUIDES = ROOT / "docs" / "guides"
-BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-FILE = re.compile(r"^(?:#|\{#) file: (\S+?)(?: #\})?\n")
-REGISTRIES: list[dict[Any, Any]] = [
+REGISTRIES: list[Any] = [
     catalog.GAMES,
     game_prompts.GAME_PROMPTS,
     registry.ARCHITECTURES,
@@ -44,22 +44,38 @@ REGISTRIES: list[dict[Any, Any]] = [
 ]
 
 
-def blocks(page: Path) -> list[tuple[str, str]]:
-    """(language, code) of each fenced block, the code preceded by blank lines so that a
-    traceback names the block's line in the page."""
-    text = page.read_text(encoding="utf-8")
-    return [(m[1], "\n" * text.count("\n", 0, m.start(2)) + m[2]) for m in BLOCK.finditer(text)]
-
-
 @pytest.fixture
 def registries() -> Iterator[None]:
-    saved = [dict(r) for r in REGISTRIES]
-    yield
+    saved = [r.snapshot() if isinstance(r, plugins.Registry) else dict(r) for r in REGISTRIES]
+    path = list(sys.path)
+    with plugins.isolated():
+        yield
+    sys.path[:] = path
     for live, before in zip(REGISTRIES, saved, strict=True):
-        live.clear()
-        live.update(before)
-    for name in [m for m in sys.modules if m.startswith("guide_")]:
+        if isinstance(live, plugins.Registry):
+            live.restore(before)
+        else:
+            live.clear()
+            live.update(before)
+    guide = ("guide_", *INSTALLED)
+    for name in [m for m in sys.modules if m.startswith(guide)]:
         del sys.modules[name]
+    INSTALLED.clear()
+    plugins.rediscover()
+
+
+INSTALLED: list[str] = []
+"""The top-level modules of the packages a guide installed (forgotten after it)."""
+
+
+def pip_install(line: str, site: Path) -> None:
+    """`pip install [-e] DIR` of a guide: DIR installed into `site`, which goes on `sys.path`;
+    stratagem then finds the package's entry point as a user's would."""
+    folder = Path(shlex.split(line)[-1])
+    install(folder, site)
+    sys.path.insert(0, str(site))
+    INSTALLED.extend(p.name for p in (folder / "src").iterdir() if p.is_dir())
+    plugins.rediscover()
 
 
 def run_guide(
@@ -85,7 +101,9 @@ def run_guide(
             printed += capsys.readouterr().out
         elif kind == "sh":
             for line in code.splitlines():
-                if line.startswith("stratagem "):
+                if line.startswith("pip install "):
+                    pip_install(line, Path.cwd() / ".site")
+                elif line.startswith("stratagem "):
                     status, out, err = cli(capsys, *shlex.split(line, comments=True)[1:])
                     assert status == 0, f"{page.name}: {line}: {err}"
                     printed += out
@@ -104,12 +122,14 @@ def test_the_new_game_guide_plays_and_reports(
     registries: None,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace, printed = run_guide(GUIDES / "new-game.md", capsys)
-    assert namespace["summary"].finished == 8 and "episodes finished" in printed
-    assert (tmp_path / "results" / "high-card" / "stratagem.db").exists()
+    _, printed = run_guide(GUIDES / "new-game.md", capsys)
+    assert "highcard:high-card" in printed and "highcard:by-card" in printed  # the listings
+    assert "8 finished" in printed or "finished: 8" in printed or "8 episodes" in printed
     # Each LLM seat was prompted with its own card, dealt by the engine and seen by that seat only.
     with stratagem.open("results/high-card") as results:
-        calls, events = results.calls, results.events
+        calls, events, episodes = results.calls, results.events, results.episodes
+    assert list(episodes["status"]) == ["finished"] * 8
+    assert set(episodes["game"]) == {"highcard:high-card"}
     deals = events[events["kind"] == "deal"]
     cards = {(e, json.loads(d)["player"]): json.loads(d)["card"]
              for e, d in zip(deals["episode_id"], deals["data"], strict=True)}  # fmt: skip
@@ -121,6 +141,44 @@ def test_the_new_game_guide_plays_and_reports(
     ):
         prompt = json.loads(request)["messages"][-1]["content"]
         assert f"Your card is {cards[episode, seat]}." in prompt
+    # Every episode names the distribution and version that supplied its game and model.
+    for spec in episodes["spec"]:
+        assert {"plugin": "highcard", "distribution": "highcard", "version": "0.1.0"} in (
+            json.loads(spec)["plugins"]
+        )
+    assert next((tmp_path / "results" / "high-card").glob("report-*.html")).exists()
+    assert (tmp_path / "site" / "index.html").exists()
+    with stratagem.open("copy") as copied:  # imported through the engine: replayed, equal
+        assert len(copied.episodes) == 8 and len(copied.events) == len(events)
+
+    # The plugin's game as a PettingZoo environment, every seat staying.
+    env = stratagem.env("highcard:high-card")
+    env.reset(seed=3)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    for agent in env.agent_iter():
+        _, reward, done, cut, _ = env.last()
+        returns[agent] += reward
+        env.step(None if done or cut else "stay")  # a text action space: the typed line
+    assert len(returns) == 3 and sum(returns.values()) == 0
+
+    # Uninstalled, the results say in one line what is missing, wherever they are read: what
+    # reads them goes on with what was stored (the viewer's generic view, the report's general
+    # sections); an import, which replays each episode with the plugin's rules, is refused.
+    sys.path.remove(str(tmp_path / ".site"))
+    for name in [m for m in sys.modules if m.startswith("highcard")]:
+        del sys.modules[name]
+    plugins.rediscover()
+    install = "plugin 'highcard', not installed: pip install 'highcard==0.1.0'"
+    for command in (["view", "results/high-card", "--export", "site2"],
+                    ["show", "results/high-card"], ["report", "results/high-card"]):  # fmt: skip
+        status, _, err = cli(capsys, *command)
+        assert status == 0, (command, err)
+        warnings = [line for line in err.splitlines() if install in line]
+        assert len(warnings) == 1 and "Traceback" not in err, (command, err)
+    assert (tmp_path / "site2" / "index.html").exists()
+    status, _, err = cli(capsys, "import", "high-card.jsonl", "--store", "third")
+    assert status == 2 and install in err and "Traceback" not in err, err
+    assert not (tmp_path / "third").exists()
 
 
 def test_the_new_architecture_guide_registers_and_plays(
@@ -130,9 +188,50 @@ def test_the_new_architecture_guide_registers_and_plays(
     registries: None,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace, printed = run_guide(GUIDES / "new-architecture.md", capsys)
-    assert namespace["summary"].finished == 2
-    assert "analysis" in printed and "decision" in printed  # a note before each move
+    _, printed = run_guide(GUIDES / "new-architecture.md", capsys)
+    assert "notes:scratchpad" in printed and "notes:thinker" in printed  # the listings
+    assert "about 6 model calls" in printed  # the plan: two calls per decision, three decisions
+    with stratagem.open("results/scratchpad") as results:
+        calls, episodes = results.calls, results.episodes
+    assert list(episodes["status"]) == ["finished"] * 2 and set(episodes["game"]) == {"ultimatum"}
+    for spec in map(json.loads, episodes["spec"]):
+        agents = [seat["agent"] for seat in spec["seats"] if "agent" in seat]
+        assert {(a["kind"], a["options"]["note_tokens"]) for a in agents} == {
+            ("notes:scratchpad", 60)
+        }
+        assert spec["plugins"] == [{"plugin": "notes", "distribution": "notes", "version": "0.1.0"}]
+    assert set(calls["model"]) == {"notes:thinker/40"}
+    # Each decision is a note (purpose `analysis`, the entry's note_tokens), then the move with
+    # the note in the conversation: 3 decisions (the proposers' two, one LLM responder's).
+    note = "The pie is 100 points; an even-handed split is likely to be accepted."
+    ordered = calls.sort_values(["episode_id", "seq"])
+    requests = [json.loads(r) for r in ordered["request"]]
+    seats = list(ordered["seat"])
+    assert [r["purpose"] for r in requests] == ["analysis", "decision"] * 3
+    for first, then, seat, same in zip(
+        requests[::2], requests[1::2], seats[::2], seats[1::2], strict=True
+    ):
+        assert seat == same and first["max_tokens"] == 60
+        assert then["messages"][2]["role"] == "assistant"
+        assert then["messages"][2]["content"] == note
+    both = ordered["episode_id"][ordered["seat"] == 1].iloc[0]  # the one of two LLM seats
+    status, shown, _ = cli(capsys, "show", "results/scratchpad", both)
+    assert status == 0 and "seat 1: thinker:notes:thinker/40 (llm)" in shown
+    steps = [
+        "seat 0 was asked (analysis)",
+        note,
+        "seat 0 was asked (decision)",
+        "seat 0 played 40",
+        "seat 1 was asked (analysis)",
+        "seat 1 was asked (decision)",
+        "seat 1 played 'accept'",
+    ]
+    assert [shown.index(s) for s in steps] == sorted(shown.index(s) for s in steps)
+    assert (tmp_path / "results" / "scratchpad" / "report-scratchpad.html").exists()
+    assert (tmp_path / "site" / "index.html").exists()
+    with stratagem.open("copy") as copied:  # imported through the engine: replayed, equal
+        assert sorted(copied.episodes["episode_id"]) == sorted(episodes["episode_id"])
+        assert set(copied.episodes["status"]) == {"finished"}
 
 
 def test_the_new_study_guide_adds_a_report_section(
@@ -142,10 +241,38 @@ def test_the_new_study_guide_adds_a_report_section(
     registries: None,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace, _ = run_guide(GUIDES / "new-study.md", capsys)
-    assert len(namespace["games"]) == 4
-    report = next((tmp_path / "results" / "fairness").glob("report-*.html"))
-    assert "at least 30%" in report.read_text(encoding="utf-8")  # the --set of the command
+    namespace, printed = run_guide(GUIDES / "new-study.md", capsys)
+    assert "studies: fairness:offers" in printed  # the listing
+    with stratagem.open("results/fairness") as results:
+        episodes = results.episodes
+        (experiment,) = results.experiment_ids
+        record = results.store.experiment(experiment)
+    assert record is not None and record.config is not None
+    assert list(episodes["status"]) == ["finished"] * 4 and set(episodes["game"]) == {"ultimatum"}
+    assert record.config["analysis"] == {"fairness:offers": {"fair_share": 0.4}}
+    for spec in map(json.loads, episodes["spec"]):
+        assert "plugins" not in spec  # a study changes no play: the episodes record no plugin
+    assert len(namespace["games"]) == 4 and namespace["generous"]["fair"].all()
+    html = (tmp_path / "results" / "fairness" / "report-fairness.html").read_text(encoding="utf-8")
+    assert "Fairness in the Ultimatum game" in html and "Offers per proposer" in html
+    assert "at least 30%" in html  # the --set of the command, said to differ from the default
+    assert "fair_share = 0.3 (default 0.4)" in html
+    # A report in a fresh process loads the plugin because the experiment file names its study.
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / ".site")}
+    subprocess.run(
+        [sys.executable, "-c", "import sys; from stratagem.cli import main; main(sys.argv[1:])",
+         "report", "results/fairness", "--out", "fresh.html"],
+        check=True, env=env, capture_output=True,
+    )  # fmt: skip
+    fresh = (tmp_path / "fresh.html").read_text(encoding="utf-8")
+    assert "Fairness in the Ultimatum game" in fresh and "at least 40%" in fresh
+    # An option the study does not have is one line naming the ones it has.
+    status, _, err = cli(capsys, "report", "results/fairness", "--set", "fairness:offers.share=1")
+    assert status == 2 and "valid: fairness:offers.fair_share" in err
+    assert len(err.strip().splitlines()) == 1
+    assert (tmp_path / "site" / "index.html").exists()
+    with stratagem.open("copy") as copied:  # imported through the engine: replayed, equal
+        assert sorted(copied.episodes["episode_id"]) == sorted(episodes["episode_id"])
 
 
 @pytest.fixture
