@@ -56,8 +56,8 @@ def installed(tmp_path: Path) -> Path:
 def test_an_entry_point_is_imported_only_when_one_of_its_names_is_used(tmp_path: Path) -> None:
     site = installed(tmp_path)
     marker = tmp_path / "imported"
-    status, out, err = stratagem("tournament", "--game", "dilemma", "-s", "TitForTat", "-s",
-                                 "AlwaysDefect", "--turns", "2", cwd=tmp_path, site=site)  # fmt: skip
+    tournament = ("tournament", "--game", "dilemma", "-s", "TitForTat", "-s", "AlwaysDefect")
+    status, out, err = stratagem(*tournament, "--turns", "2", cwd=tmp_path, site=site)
     assert status == 0, err
     assert not marker.exists()  # a command that does not use its names does not import it
     status, out, err = stratagem("games", cwd=tmp_path, site=site)
