@@ -22,12 +22,14 @@ from stratagem.agents.registry import ARCHITECTURES, get_architecture, register
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import config_from_dict
 from stratagem.experiments.runner import Runner
+from stratagem.experiments.store import ResultStore
 from stratagem.games.registry import GAMES
 from stratagem.games.ultimatum import UltimatumGame
 from stratagem.llm import registry as models
 from stratagem.llm.registry import ModelConfig, check_model, create_provider, parse_model
 from stratagem.strategies.reactive import TitForTat
 from stratagem.strategies.registry import (
+    GAME_BOTS,
     STRATEGIES,
     get_strategy,
     parse_spec,
@@ -116,6 +118,7 @@ def plugin_file(
     registries: dict[str, Any] = {
         "architecture": ARCHITECTURES,
         "strategy": STRATEGIES,
+        "game bot": GAME_BOTS,
         "provider": models._FACTORIES,
         "game": GAMES,
     }
@@ -337,3 +340,46 @@ def test_game_prompts_go_to_the_exact_class() -> None:
         assert game_prompts.prompts_for(Unprompted()) is None
     finally:
         del game_prompts.GAME_PROMPTS[Variant]
+
+
+BOTS = """
+from stratagem import register
+from stratagem.games.spaces import Choice
+from stratagem.strategies.game_bots import GameBot
+
+
+class Halves(GameBot):
+    \"\"\"Offers half (or `share` of) the pie and accepts every offer: a bot of whole games.\"\"\"
+
+    name = "Halves"
+
+    def __init__(self, share=0.5):
+        self.share = share
+
+    def check(self, game, seat):
+        pass
+
+    def act(self, observation, rng):
+        legal = observation.legal
+        if isinstance(legal, Choice):
+            return legal.labels[0]
+        return round(legal.low + self.share * (legal.high - legal.low))
+
+
+register.strategy("Halves", Halves)
+"""
+
+
+def test_a_plugin_bot_of_whole_games_takes_a_seat(
+    plugin_file: Callable[[str, str], Path], tmp_path: Path
+) -> None:
+    plugin_file("bots", BOTS)
+    data = experiment(tmp_path, games=["ultimatum"], opponents=[],
+                      lineups=[["bots:Halves", "bots:halves(0.3)"]])  # fmt: skip
+    summary = asyncio.run(Runner(config_from_dict(data, "bots"), show_progress=False).run())
+    assert (summary.finished, summary.failed) == (1, 0)
+    with ResultStore(tmp_path / "out" / "stratagem.db") as store:
+        (episode,) = store.episodes()
+    assert episode.payoffs == (50.0, 50.0)  # seat 0 offered half; seat 1 accepted
+    assert [p["name"] for p in episode.players] == ["bots:Halves", "bots:halves(0.3)"]
+    assert episode.spec["plugins"][0]["plugin"] == "bots"

@@ -34,6 +34,7 @@ from stratagem.games.base import Game
 from stratagem.games.catalog_entry import CatalogEntry
 from stratagem.games.registry import register_game
 from stratagem.llm.registry import ProviderFactory, register_provider
+from stratagem.strategies.game_bots import GameBot
 from stratagem.strategies.registry import StrategyFactory, register_strategy
 from stratagem.studies.registry import Study
 from stratagem.studies.registry import register as _register_study
@@ -96,9 +97,10 @@ def architecture(value: Architecture) -> str:
     return _register_architecture(value).name
 
 
-def strategy(name: str, factory: StrategyFactory) -> str:
+def strategy(name: str, factory: StrategyFactory | type[GameBot]) -> str:
     """Register a rule-based strategy (a `Strategy` class or a function returning one, whose
-    arguments a line-up gives as `name(1, 2)`); returns its full name."""
+    arguments a line-up gives as `name(1, 2)`), or a bot of whole games (a `GameBot` class,
+    for games other than repeated matrix games); returns its full name."""
     return register_strategy(name, factory)
 
 

@@ -14,7 +14,7 @@ from stratagem.agents.registry import ARCHITECTURES
 from stratagem.analysis import report_registry
 from stratagem.games.registry import GAMES
 from stratagem.llm import registry as models
-from stratagem.strategies.registry import STRATEGIES
+from stratagem.strategies.registry import GAME_BOTS, STRATEGIES
 from stratagem.studies.registry import EXPORTERS, IMPORTERS, STUDIES
 from stratagem.web.views import VIEWS
 
@@ -22,6 +22,7 @@ REGISTRIES: dict[str, Any] = {
     "game": GAMES,
     "architecture": ARCHITECTURES,
     "strategy": STRATEGIES,
+    "game bot": GAME_BOTS,
     "provider": models._FACTORIES,
     "study": STUDIES,
     "import format": IMPORTERS,

@@ -19,7 +19,12 @@ from stratagem.errors import StratagemError
 from stratagem.games import openspiel, settings_data, textarena
 from stratagem.games.catalog import GAMES, CatalogEntry, rule_options
 from stratagem.games.matrix.normal_form import NormalFormGame
-from stratagem.strategies.registry import ALIASES, STRATEGIES, StrategyFactory, get_strategy
+from stratagem.strategies.registry import (
+    ALIASES,
+    GAME_BOTS,
+    STRATEGIES,
+    get_strategy,
+)
 
 T = TypeVar("T")
 
@@ -136,7 +141,7 @@ LONG_ALIAS = 12
 """Aliases longer than this are listed under the strategies table, not in it."""
 
 
-def _form(name: str, factory: StrategyFactory) -> str:
+def _form(name: str, factory: Callable[..., object]) -> str:
     """How the strategy is typed: `Random(p)`, `Pattern(a, b, ...)`, or the bare name."""
     params = list(inspect.signature(factory).parameters.values())
     if not params:
@@ -179,7 +184,9 @@ def strategies(plugin: PluginOption = None) -> None:
     out.print(fitted_table(STRATEGY_COLUMNS, rows, out.width, title=Text("strategies")))
     out.print(
         Text(
-            f"Also: {', '.join(bots)}. Names and aliases ignore case, spaces, '-' and '_'; "
+            f"Also: {', '.join(bots)}. Bots of whole games, seated like strategies: "
+            f"{', '.join(_form(name, factory) for name, factory in GAME_BOTS.items())}. "
+            "Names and aliases ignore case, spaces, '-' and '_'; "
             "arguments go in parentheses, e.g. 'Random(0.3)'. axl:<Name> plays any strategy of "
             "the axelrod library."
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.plugins import SEPARATOR, Registry, find, loading, unavailable
@@ -60,9 +60,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 """What a registered name may be: the syntax puts arguments after `(` or `:`."""
 
 
-def register_strategy(name: str, factory: StrategyFactory) -> str:
+def register_strategy(name: str, factory: StrategyFactory | type[GameBot]) -> str:
     """Register a strategy (a `Strategy` class or a function returning one, given the parsed
-    arguments); while a plugin loads, its name becomes `<namespace>:<name>`. Returns the full name.
+    arguments), or a bot of whole games (a `GameBot` class); while a plugin loads, its name
+    becomes `<namespace>:<name>`. Returns the full name.
     A name that one of the same namespace (built-in names and aliases for a plain one) already
     has, up to case, `-` and `_`, is refused: a line-up could not tell them apart."""
     plugin = loading()
@@ -80,7 +81,9 @@ def register_strategy(name: str, factory: StrategyFactory) -> str:
     taken = _names(namespace).get(_key(short))
     if taken is not None:
         raise StratagemError(f"strategy '{name}': the name of '{taken}' already")
-    return STRATEGIES.add(name, factory)
+    if isinstance(factory, type) and issubclass(factory, GameBot):  # plays whole games
+        return GAME_BOTS.add(name, factory)
+    return STRATEGIES.add(name, cast(StrategyFactory, factory))
 
 
 ALIASES: dict[str, str] = {
@@ -205,26 +208,33 @@ def _builtin(name: str) -> bool:
     return key in _names(None) or any(_key(n) == key for n in GAME_BOTS)
 
 
-GAME_BOTS: dict[str, Callable[..., GameBot]] = {
-    OpenSpielRandom.name: OpenSpielRandom,
-    OpenSpielMCTS.name: OpenSpielMCTS,
-}
+GAME_BOTS: Registry[Callable[..., GameBot]] = Registry("game bot")
 """Bots of whole games (not repeated matrix games), seated like strategies: canonical name ->
-class, called with the parsed arguments (`openspiel-mcts:200`)."""
+class, called with the parsed arguments (`openspiel-mcts:200`); a plugin's bots are
+`<namespace>:<name>`, registered with `register_strategy` as its strategies are."""
+GAME_BOTS.add(OpenSpielRandom.name, OpenSpielRandom)
+GAME_BOTS.add(OpenSpielMCTS.name, OpenSpielMCTS)
 
 
 def get_game_bot(spec: str) -> GameBot | None:
     """The game bot a seat names, or None when it names none (a strategy, perhaps)."""
-    name, args = parse_spec(spec)
-    canonical = {_key(n): n for n in GAME_BOTS}.get(_key(name))
+    prefix, name, args = _parse(spec)
+    if prefix == AXELROD_PREFIX:
+        return None
+    canonical: str | None = prefix + name  # as registered; looking it up imports its plugin
+    if canonical not in GAME_BOTS:
+        canonical = {_key(n): n for n in GAME_BOTS if n.startswith(prefix)}.get(_key(prefix + name))
     if canonical is None:
         return None
     try:
-        return GAME_BOTS[canonical](*args)
+        bot = GAME_BOTS[canonical](*args)
     except TypeError:
         raise StratagemError(
             f"bot '{canonical}' does not take the arguments {args} (from '{spec}')"
         ) from None
+    if not isinstance(bot, GameBot):
+        raise StratagemError(f"bot '{canonical}': its factory returned {bot!r}")
+    return bot
 
 
 def get_strategy(spec: str) -> Strategy:
