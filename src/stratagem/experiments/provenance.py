@@ -129,15 +129,6 @@ def _install(record: Mapping[str, Any]) -> str:
     return "not found: name its file with --plugin (or plugins: in the experiment file)"
 
 
-def distinct(specs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The distinct provenance records of many stored specs."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for spec in specs:
-        for record in recorded(spec):
-            out.setdefault(repr(sorted(record.items())), record)
-    return list(out.values())
-
-
 def in_use() -> list[tuple[str, str, str, dict[str, str]]]:
     """The plugins loaded in this process, as another process needs them to load the same ones
     (a Ray worker): (namespace, target, origin, provenance record)."""
