@@ -33,7 +33,7 @@ from stratagem.errors import StratagemError
 from stratagem.games.base import Game
 from stratagem.games.catalog_entry import CatalogEntry
 from stratagem.games.registry import register_game
-from stratagem.llm.registry import ProviderFactory, register_provider
+from stratagem.llm.registry import ProviderSource, register_provider
 from stratagem.strategies.game_bots import GameBot
 from stratagem.strategies.registry import StrategyFactory, register_strategy
 from stratagem.studies.registry import Study
@@ -104,9 +104,12 @@ def strategy(name: str, factory: StrategyFactory | type[GameBot]) -> str:
     return register_strategy(name, factory)
 
 
-def provider(prefix: str, factory: ProviderFactory) -> str:
+def provider(prefix: str, factory: ProviderSource) -> str:
     """Register a model provider: model strings `<prefix>/<model>` are served by
-    `factory(config) -> Provider`; returns the full prefix."""
+    `factory(config) -> Provider`, or by a provider module named by its dotted name (imported
+    on first use; `create(config)`, and the checks `check(name)`, `check_config(config)` and
+    `ready(config)` a dry run asks, if it has them), as stratagem's own are. Returns the full
+    prefix."""
     return register_provider(prefix, factory)
 
 

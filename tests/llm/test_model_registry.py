@@ -124,9 +124,14 @@ def test_registered_factory_and_lazy_import(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(StratagemError, match="provider prefix 'Bad Prefix'"):
         register_provider("Bad Prefix", lambda config: ScriptedProvider())
 
-    monkeypatch.setitem(registry._BUILTIN_MODULES, "ghost", "stratagem.llm.providers.no_such")
+    # A provider module, as stratagem's own are registered: imported when first used.
+    register_provider("ghost", "stratagem.llm.providers.no_such")
     with pytest.raises(StratagemError, match="model provider 'ghost' cannot be loaded"):
         create_provider(ModelConfig(model="ghost/x"))
+    assert register_provider("echoing", "stratagem.llm.providers.scripted") == "echoing"
+    assert create_provider(ModelConfig(model="echoing/echo")).model == "echoing/echo"
+    with pytest.raises(StratagemError, match="not a module's dotted name"):
+        register_provider("bad", "no dots here")
 
 
 # -- the scripted provider ------------------------------------------------------------------------

@@ -6,10 +6,10 @@ model never needs the OpenAI or Anthropic client libraries installed. A provider
 the provider (no model loaded, nothing sent), what `create` would: `check(name: str)` the model
 name (`check_model`), `check_config(config)` the rest of the configuration, a file it names
 included (`check_config`), and `ready(config)` the environment, a missing API key (`check_ready`).
-So a dry run refuses what the run would. Code can also register a factory under a new prefix
-(`register_provider`, reached as `stratagem.register.provider`): a plugin's prefix is
-`<namespace>:<prefix>`, so its model strings read `highcard:echo/some-model`, and the plugin is
-imported the first time one is used.
+So a dry run refuses what the run would. Every provider, stratagem's own included, is
+registered by its prefix (`register_provider`, reached as `stratagem.register.provider`), as a
+module's name or a factory: a plugin's prefix is `<namespace>:<prefix>`, so its model strings
+read `highcard:echo/some-model`, and the plugin is imported the first time one is used.
 """
 
 from __future__ import annotations
@@ -46,10 +46,18 @@ _BUILTIN_MODULES: dict[str, str] = {
     "local": "stratagem.llm.providers.local",
     "scripted": "stratagem.llm.providers.scripted",
 }
+"""stratagem's own providers, registered below as their modules (imported on first use)."""
 _EXTRAS: dict[str, str] = {"bedrock": "bedrock"}
 """Providers whose client library is an optional extra of the package, by the extra's name."""
-_FACTORIES: Registry[ProviderFactory] = Registry("provider")
-"""Registered factories by prefix: in-process ones as given, plugins' `<namespace>:<prefix>`."""
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+ProviderSource = ProviderFactory | str
+"""A factory, or the name of a provider module (`create`, and optional checks) imported on
+first use."""
+
+_FACTORIES: Registry[ProviderSource] = Registry("provider")
+"""Registered providers by prefix: stratagem's own and in-process ones as given, plugins'
+`<namespace>:<prefix>`."""
 
 
 @dataclass(frozen=True)
@@ -174,10 +182,13 @@ def read_api_key(env_var: str) -> str:
     return value
 
 
-def register_provider(prefix: str, factory: ProviderFactory) -> str:
-    """Make `prefix/...` model strings use `factory`; returns the full prefix, `<namespace>:prefix`
-    while a plugin loads. Registered in-process (no plugin loading), a prefix is taken as given
-    and may override a built-in provider (a test's fake); a plugin's never does."""
+def register_provider(prefix: str, provider: ProviderSource) -> str:
+    """Make `prefix/...` model strings use `provider`: a factory `(config) -> Provider`, or a
+    provider module's name (`create(config)`, and the checks `check`, `check_config` and
+    `ready` if it has them, which a dry run asks), imported the first time a model of its is
+    used. Returns the full prefix, `<namespace>:prefix` while a plugin loads. Registered
+    in-process (no plugin loading), a prefix is taken as given and may override a built-in
+    provider (a test's fake); a plugin's never does."""
     plugin = loading()
     short = prefix
     if plugin is not None and prefix.startswith(plugin.namespace + SEPARATOR):
@@ -186,34 +197,59 @@ def register_provider(prefix: str, factory: ProviderFactory) -> str:
         raise StratagemError(
             f"provider prefix {prefix!r}: lowercase letters, digits, - or _, starting with a letter"
         )
-    if not callable(factory):
-        raise StratagemError(f"provider '{prefix}': the factory must be callable, got {factory!r}")
+    if isinstance(provider, str) and not _MODULE.fullmatch(provider):
+        raise StratagemError(f"provider '{prefix}': {provider!r} is not a module's dotted name")
+    if not isinstance(provider, str) and not callable(provider):
+        raise StratagemError(f"provider '{prefix}': a factory or a module's name, got {provider!r}")
     if plugin is None and prefix in _FACTORIES:
-        _FACTORIES.replace(prefix, factory)
+        _FACTORIES.replace(prefix, provider)
         return prefix
-    return _FACTORIES.add(prefix, factory)
+    return _FACTORIES.add(prefix, provider)
+
+
+for _prefix, _module_name in _BUILTIN_MODULES.items():
+    register_provider(_prefix, _module_name)
 
 
 def provider_names() -> list[str]:
     """The built-in prefixes and those registered so far (plugins loaded included)."""
-    return sorted(set(_BUILTIN_MODULES) | set(_FACTORIES))
+    return sorted(_FACTORIES)
 
 
-def _factory(prefix: str) -> ProviderFactory | None:
-    """The registered factory of `prefix`, loading its plugin for `<namespace>:<prefix>`; a
-    plugin that failed to load is its one-line error."""
-    factory = _FACTORIES.get(prefix)
-    if factory is not None or SEPARATOR not in prefix:
-        return factory
+def _source(prefix: str) -> ProviderSource:
+    """What serves `prefix`, loading its plugin for `<namespace>:<prefix>`; an unknown prefix,
+    or a plugin that failed to load, is its one-line error."""
+    source = _FACTORIES.get(prefix)
+    if source is not None:
+        return source
     failed = unavailable("model provider", prefix)
     if failed is not None:
         raise failed
-    namespace = prefix.partition(SEPARATOR)[0]
     error = unknown_name("model provider", prefix, provider_names())
-    if find(namespace) is None:
+    namespace = prefix.partition(SEPARATOR)[0]
+    if SEPARATOR in prefix and find(namespace) is None:
         error = StratagemError(f"{error}; '{namespace}' is no plugin: install it or name it "
                                "(--plugin, plugins:)")  # fmt: skip
     raise error
+
+
+def _module(prefix: str) -> Any:
+    """The provider module serving `prefix`, imported now; None for a factory."""
+    source = _source(prefix)
+    if not isinstance(source, str):
+        return None
+    try:
+        return importlib.import_module(source)
+    except ImportError as exc:
+        extra = _EXTRAS.get(prefix)
+        hint = (
+            f"install it with pip install 'stratagem[{extra}]'"
+            if extra
+            else "is its optional dependency installed?"
+        )
+        raise StratagemError(
+            f"model provider '{prefix}' cannot be loaded ({exc}); {hint}"
+        ) from None
 
 
 def create_provider(config: ModelConfig) -> Provider:
@@ -224,7 +260,8 @@ def create_provider(config: ModelConfig) -> Provider:
     """
     prefix = config.name.provider
     check_settings(config.model, config.params)
-    factory = _factory(prefix) or _builtin_module(prefix).create
+    source = _source(prefix)
+    factory = source if not isinstance(source, str) else _module(prefix).create
     if config.endpoints:
         factory = importlib.import_module("stratagem.llm.pool").create
     provider: Provider = factory(config)
@@ -237,9 +274,7 @@ def check_model(model: str) -> None:
     `check(name)` finds (a local model named by a path). So a dry run refuses what the run
     would."""
     name = parse_model(model)
-    if _factory(name.provider) is not None:
-        return
-    check: Callable[[str], None] | None = getattr(_builtin_module(name.provider), "check", None)
+    check: Callable[[str], None] | None = getattr(_module(name.provider), "check", None)
     if check is not None:
         check(name.name)
 
@@ -263,30 +298,11 @@ def check_ready(config: ModelConfig) -> None:
 def _hook(config: ModelConfig, hook: str) -> None:
     """Call the provider module's `hook(config)`, if it has one (a pool's module for a config
     with endpoints; none for a registered factory)."""
-    prefix = config.name.provider
-    if _factory(prefix) is not None:
-        return
-    module = importlib.import_module("stratagem.llm.pool") if config.endpoints else None
-    check: Callable[[ModelConfig], None] | None = getattr(
-        module or _builtin_module(prefix), hook, None
-    )
+    if config.endpoints:
+        _source(config.name.provider)  # an unknown prefix is refused as for one server
+        module: Any = importlib.import_module("stratagem.llm.pool")
+    else:
+        module = _module(config.name.provider)
+    check: Callable[[ModelConfig], None] | None = getattr(module, hook, None)
     if check is not None:
         check(config)
-
-
-def _builtin_module(prefix: str) -> Any:
-    module_name = _BUILTIN_MODULES.get(prefix)
-    if module_name is None:
-        raise unknown_name("model provider", prefix, provider_names())
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as exc:
-        extra = _EXTRAS.get(prefix)
-        hint = (
-            f"install it with pip install 'stratagem[{extra}]'"
-            if extra
-            else "is its optional dependency installed?"
-        )
-        raise StratagemError(
-            f"model provider '{prefix}' cannot be loaded ({exc}); {hint}"
-        ) from None
