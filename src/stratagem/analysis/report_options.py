@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.compare_entry import COMPARE
 from stratagem.experiments.limits import check_range
 
 T = TypeVar("T")
@@ -87,8 +88,9 @@ def parse_assignments(items: Iterable[str]) -> Settings:
 
 
 def merge(base: Mapping[str, Mapping[str, Any]], top: Mapping[str, Mapping[str, Any]]) -> Settings:
-    """`top`'s values over `base`'s, option by option."""
-    out: Settings = {study: dict(values) for study, values in base.items()}
+    """`top`'s values over `base`'s, option by option. The file's `compare` list (the
+    comparisons the plan and the tables make, `experiments.compare_entry`) names no study."""
+    out: Settings = {study: dict(values) for study, values in base.items() if study != COMPARE}
     for study, values in top.items():
         out.setdefault(study, {}).update(values)
     return out

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stratagem.cli.common import PluginOption, _print_cells, _say, app, err, use_plugins
+from stratagem.cli.common import PluginOption, _print_cells, _say, app, err, out, use_plugins
 from stratagem.cli.launch import plan_and_run
+from stratagem.cli.planning import comparison_lines
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 
@@ -35,7 +36,12 @@ def run(
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the plan (episodes, calls, cost) and stop.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the plan (episodes, calls, cost, each comparison's detectable effect) "
+            "and stop.",
+        ),
     ] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Start without asking, whatever the plan.")
@@ -51,6 +57,7 @@ def run(
     Exit status: 0 every episode finished; 1 some failed; 2 bad input; 3 stopped early (budget,
     permanent model error); 130 interrupted (Ctrl-C).
     """
+    from stratagem.experiments.comparisons import planned_comparisons
     from stratagem.experiments.config import load_config
     from stratagem.experiments.runner import STORE_FILE, Runner
     from stratagem.studies.registry import check_analysis
@@ -61,7 +68,7 @@ def run(
         added = [form for form in named if form not in config.plugins]
         config = config.model_copy(update={"plugins": [*config.plugins, *added]})
     try:
-        check_analysis(config.analysis)
+        check_analysis(config.study_options)
         given = {"address": address, "workers": workers}
         options = {k: v for k, v in given.items() if v is not None}
         runner = Runner(
@@ -72,11 +79,19 @@ def run(
             show_progress=progress,
             force=force,
         )
+        if config.comparisons is not None:  # a value the grid does not play, said before playing
+            planned_comparisons(config, list(runner.grid.specs()))
         plan = runner.plan()
     except StratagemError as exc:
         raise StratagemError(f"{file}: {exc}") from None
     summary = plan_and_run(runner, plan, config.confirm, str(file), dry_run=dry_run, yes=yes)
     if summary is None:
+        try:
+            lines = comparison_lines(config, list(runner.grid.specs()))
+        except StratagemError as exc:
+            raise StratagemError(f"{file}: {exc}") from None
+        for line in lines:
+            _say(out, line)
         return
     with ResultStore(Path(config.output) / STORE_FILE) as db:
         _print_cells(db, summary.experiment)
