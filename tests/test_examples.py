@@ -30,6 +30,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         # seed-002 §10: 4 models x 3 groups x 20 instances = 240 games.
         ("tom.yaml", 240),
         ("tom-local.yaml", 12),
+        # 2 opponents x 6 prompt variants (base, 3 paraphrases, 2 history views) x 3 seeds.
+        ("prompt-variants.yaml", 36),
+        # 2 games x 2 bots x 3 seeds, and a replicate of each (`replicates: 1`).
+        ("noise-floor.yaml", 24),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stratagem.agents.game_prompts import GamePrompts, register_prompts
+from stratagem.agents.prompt_variants import register_variant
 from stratagem.agents.registry import Architecture
 from stratagem.agents.registry import register as _register_architecture
 from stratagem.errors import StratagemError
@@ -40,7 +41,7 @@ from stratagem.studies.registry import Study
 from stratagem.studies.registry import register as _register_study
 from stratagem.web.views import register_view
 
-__all__ = ["architecture", "game", "provider", "strategy", "study", "view"]
+__all__ = ["architecture", "game", "prompts", "provider", "strategy", "study", "view"]
 
 
 def game(
@@ -123,6 +124,13 @@ def view(game_or_family: str, path: str | Path) -> str:
     """Register the viewer's step view of a game (or a family) from a JavaScript file; returns
     the key it was registered under."""
     return register_view(game_or_family, _path(path, _caller_folder(), "view", game_or_family))
+
+
+def prompts(name: str, folder: str | Path) -> str:
+    """Register a prompt variant: a folder of template folders (`neutral/`, a game's), whose
+    files replace the packaged ones of those names where an experiment's `prompts:` entry names
+    it (`templates: <namespace>:<name>`; docs/prompt-variants.md). Returns its full name."""
+    return register_variant(name, _path(folder, _caller_folder(), "prompts", name))
 
 
 def _build(name: str, factory: Callable[..., Game]) -> Game:

@@ -51,6 +51,7 @@ from stratagem.agents.parsing import (
     merge_messages,
 )
 from stratagem.agents.plain import common_settings, decision_schema
+from stratagem.agents.prompt_variants import prompter_for
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     ANSWER_KEY,
@@ -350,7 +351,7 @@ def _view(me: Speaker, system: str, turns: Sequence[Turn]) -> list[Message]:
 
 def _build(settings: Any, client: LLMClient, game: Game) -> DebateAgent:
     """seed-001's prompts in the JSON format, with the entry's attitude."""
-    prompter = Prompter(settings.framing, "json", "prompt", prompting=settings.prompting)
+    prompter = prompter_for(settings, "json", "prompt")
     return DebateAgent(
         client, settings.attitude, prompter, max_turns=settings.max_turns, memory=settings.memory,
         **common_settings(settings),

@@ -42,6 +42,9 @@ class GamePrompts:
     directory: Path | None = None
     """Where `folder` is, for a game whose templates are not the package's own; None: in
     `agents/game_templates/`."""
+    overlay: Path | None = None
+    """A prompt variant's folder (`prompt_variants`), searched first: its `<folder>/` files
+    replace the game's."""
 
 
 GAME_PROMPTS: dict[type[Game], GamePrompts] = {}
@@ -74,10 +77,15 @@ register_prompts(TextArenaGame, GamePrompts("textarena", text="move"))
 
 
 @functools.lru_cache(maxsize=16)
-def _environment(directory: Path | None = None) -> jinja2.Environment:
+def _environment(directory: Path | None = None, overlay: Path | None = None) -> jinja2.Environment:
+    loader: jinja2.BaseLoader
     if directory is not None:
-        return prompt_environment(jinja2.FileSystemLoader(directory))
-    return prompt_environment(jinja2.PackageLoader("stratagem.agents", "game_templates"))
+        loader = jinja2.FileSystemLoader(directory)
+    else:
+        loader = jinja2.PackageLoader("stratagem.agents", "game_templates")
+    if overlay is not None:
+        loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(overlay), loader])
+    return prompt_environment(loader)
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,7 @@ class GamePrompter:
     def __init__(self, game: Game, prompts: GamePrompts) -> None:
         self.game = game
         self.prompts = prompts
-        env = _environment(prompts.directory)
+        env = _environment(prompts.directory, prompts.overlay)
         try:
             self._system = env.get_template(f"{prompts.folder}/system.j2")
             self._turn = env.get_template(f"{prompts.folder}/turn.j2")

@@ -31,6 +31,7 @@ from stratagem.agents.parsing import (
     Parser,
     decide_with_reasks,
 )
+from stratagem.agents.prompt_variants import game_prompts_for, prompter_for
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.registry import Architecture, register, repeated_matrix_only
 from stratagem.errors import StratagemError
@@ -213,13 +214,10 @@ def common_settings(settings: Any) -> dict[str, Any]:
 def _build(settings: Any, client: LLMClient, game: Game) -> LLMAgent:
     """Games with prompt templates get the general player; repeated 2-player matrix games the
     framings of the studies (seed-001 §6.1, seed-003 §3)."""
-    prompts = prompts_for(game)
+    prompts = game_prompts_for(settings, game)
     if prompts is not None:
         return GeneralLLMAgent(client, game, prompts, **common_settings(settings))
-    prompter = Prompter(
-        settings.framing, settings.output, settings.history, prompting=settings.prompting
-    )
-    return PlainLLMAgent(client, prompter, **common_settings(settings))
+    return PlainLLMAgent(client, prompter_for(settings), **common_settings(settings))
 
 
 def _plays(game: Game) -> str | None:

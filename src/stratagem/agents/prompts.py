@@ -22,6 +22,12 @@ Files of a framing `<f>`:
 - `preamble_<mode>.j2`: the instruction of a prompting mode (seed-003 §2.1, §4.4: `cot`, `spp`),
   given to templates as `preamble`; a framing without it does not offer that mode. `zs` (zero-shot)
   needs none.
+- `history_table.j2`: the history as a table of outcomes (`history_views`), standing in for
+  `history.j2` in the "table" view; a framing without it does not offer that view.
+
+A prompt variant (`prompt_variants`) is a folder of such folders searched before the packaged
+ones (`templates`), so its files replace theirs one by one. Packaged variants live under
+`templates/variants/`, which is no framing.
 
 Rendering rule: jinja2 drops a template file's final newline, so a text that must end with a
 newline ends its file with an empty line.
@@ -38,6 +44,7 @@ from typing import Any, Literal, NoReturn, get_args
 import jinja2
 from jinja2 import meta
 
+from stratagem.agents.history_views import FULL, HistoryView, ViewLoader, view_context
 from stratagem.agents.parsing import quoted_alternatives
 from stratagem.errors import StratagemError, unknown_name
 from stratagem.games.base import Observation
@@ -50,6 +57,8 @@ Prompting = Literal["zs", "cot", "spp"]
 """seed-003 §2.1: zero-shot, chain-of-thought, solo performance prompting."""
 
 _COMMON = "_common"
+VARIANTS = "variants"
+"""The folder of the packaged prompt variants (`prompt_variants`), beside the framings."""
 
 
 def format_number(x: float) -> str:
@@ -64,15 +73,19 @@ def _fail(message: str) -> NoReturn:
     raise StratagemError(message)
 
 
-@functools.lru_cache(maxsize=16)
-def _environment(extra: Path | None) -> jinja2.Environment:
-    """One environment per templates folder, shared by every prompter: jinja2 caches compiled
-    templates per environment, so episodes do not recompile them (a benchmark found ~20 ms each)."""
+@functools.lru_cache(maxsize=32)
+def _environment(extra: Path | None, history: str = "history.j2") -> jinja2.Environment:
+    """One environment per templates folder and history template, shared by every prompter:
+    jinja2 caches compiled templates per environment, so episodes do not recompile them (a
+    benchmark found ~20 ms each)."""
     loaders: list[jinja2.BaseLoader] = []
     if extra is not None:
         loaders.append(jinja2.FileSystemLoader(str(extra)))
     loaders.append(jinja2.PackageLoader("stratagem.agents", "templates"))
-    return prompt_environment(jinja2.ChoiceLoader(loaders))
+    loader: jinja2.BaseLoader = jinja2.ChoiceLoader(loaders)
+    if history != "history.j2":
+        loader = ViewLoader(loader, history)
+    return prompt_environment(loader)
 
 
 def prompt_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
@@ -105,7 +118,7 @@ def _framings(templates: Path | None) -> tuple[str, ...]:
         for name in _environment(templates).list_templates()
         if name.endswith("/system.j2")
     }
-    return tuple(sorted(names - {_COMMON}))
+    return tuple(sorted(names - {_COMMON, VARIANTS}))
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,7 +180,8 @@ class Prompter:
     one growing conversation ("chat", seed-003). `reveal_rounds` says whether templates may tell
     the number of rounds (seed-001 does, seed-003 does not). `prompting` is the prompting mode
     (`Prompting`). `templates` is an optional folder of user framings, searched before the packaged
-    ones.
+    ones (a prompt variant's). `view` is how the history is shown in history mode "prompt"
+    (`history_views`: every round, the last k, or a table).
     """
 
     def __init__(
@@ -179,6 +193,7 @@ class Prompter:
         reveal_rounds: bool = True,
         prompting: Prompting = "zs",
         templates: Path | None = None,
+        view: HistoryView = FULL,
     ) -> None:
         if output not in get_args(OutputFormat):
             raise StratagemError(
@@ -188,7 +203,7 @@ class Prompter:
             raise StratagemError(
                 f"unknown history mode '{history}': use {', '.join(get_args(HistoryMode))}"
             )
-        self._env = _environment(templates)
+        self._env = _environment(templates, view.template)
         available = framings(templates)
         if framing not in available:
             raise unknown_name("framing", framing, available)
@@ -196,6 +211,7 @@ class Prompter:
         self.output: OutputFormat = output
         self.history: HistoryMode = history
         self.reveal_rounds = reveal_rounds
+        self.view = view
         if prompting not in get_args(Prompting):
             raise StratagemError(
                 f"unknown prompting mode '{prompting}': use {', '.join(get_args(Prompting))}"
@@ -216,11 +232,22 @@ class Prompter:
                 f"framing '{framing}' has no result.j2, so it cannot keep a chat history; "
                 "use history 'prompt'"
             )
+        if view != FULL and history == "chat":
+            raise StratagemError(
+                f"a chat history tells every round as it ends, so it cannot be shown as "
+                f"'{view}'; use history 'prompt'"
+            )
+        if view.template != "history.j2" and not self._has("history.j2"):
+            raise StratagemError(
+                f"framing '{framing}' has no {view.template}, so it cannot show the history "
+                f"as '{view}'"
+            )
 
     def __repr__(self) -> str:
+        view = "" if self.view == FULL else f", view={str(self.view)!r}"
         return (
             f"Prompter({self.framing!r}, output={self.output!r}, history={self.history!r}, "
-            f"prompting={self.prompting!r})"
+            f"prompting={self.prompting!r}{view})"
         )
 
     # -- what agents call ------------------------------------------------------------------------
@@ -281,9 +308,12 @@ class Prompter:
         labels / opponent_labels: displayed action labels; u[i][j] / v[i][j]: this player's /
         the opponent's payoff when this player plays i and the opponent j; max_payoff: the
         largest payoff of the stage, both players; symmetric; round (about to be played, from
-        1), rounds, reveal_rounds; history: list of PastRound; last: the last PastRound or None;
-        output, history_mode, history_in_prompt; player (0 or 1); prompting, and preamble (the
-        rendered `preamble_<prompting>.j2`, "" if the framing has none).
+        1), rounds, reveal_rounds; history: list of PastRound (those the view shows); last: the
+        last PastRound or None; history_view ("full", "last", "table"), history_last (the view's
+        k), history_omitted (earlier rounds not shown), and in the table view outcomes (list of
+        `JointOutcome`) and history_forfeited; output, history_mode, history_in_prompt; player
+        (0 or 1); prompting, and preamble (the rendered `preamble_<prompting>.j2`, "" if the
+        framing has none).
         """
         if self._last is not None and self._last[0] is observation:
             return self._last[1]  # system and decision prompts of one decision share it
@@ -301,8 +331,7 @@ class Prompter:
             "rounds": obs.rounds,
             "reveal_rounds": self.reveal_rounds,
         }
-        history = self._history(obs.history, obs.player, context)
-        context.update(history=history, last=history[-1] if history else None)
+        view_context(self.view, self._history(obs.history, obs.player, context), context)
         preamble = f"preamble_{self.prompting}.j2"
         context["preamble"] = (
             self._env.get_template(f"{self.framing}/{preamble}").render(context)

@@ -48,6 +48,7 @@ from stratagem.agents.parsing import (
     merge_messages,
 )
 from stratagem.agents.plain import common_settings, decision_schema
+from stratagem.agents.prompt_variants import prompter_for
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     Answer,
@@ -318,7 +319,7 @@ def _calls_text(calls: Sequence[ToolCall]) -> str:
 
 def _build(settings: Any, client: LLMClient, game: Game) -> ToolAgent:
     """seed-001's prompts in the JSON format, with the entry's attitude."""
-    prompter = Prompter(settings.framing, "json", "prompt", prompting=settings.prompting)
+    prompter = prompter_for(settings, "json", "prompt")
     return ToolAgent(
         client, settings.attitude, prompter, max_tool_calls=settings.max_tool_calls,
         memory=settings.memory,

@@ -7,7 +7,10 @@ the other seats, and "-" for rounds when the game has none. Invalid moves are sh
 hidden: the cooperation rate is over the seat's valid moves and the invalid rate over all its
 moves (`analysis.invalid` defines invalid). The cooperative action is the first action of the
 episode's resolved stage game (`analysis.games`), so an imported episode that names its game only
-is read like any other.
+is read like any other. Episodes of a prompt variant other than `base` (the file's `prompts:`)
+are cells of their own: their agent reads `<agent> [<variant>]`, in every table that shows cells;
+so are a cell's replicates (the file's `replicates:`), `<agent> [replicate 1]`, so that a null
+copy never enters its cell's means (`analysis.noise_floor` compares the two).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 from statistics import mean
 
 from stratagem.analysis.episodes import EpisodeData, load_episodes
+from stratagem.experiments.prompt_entry import BASE, variant_of
+from stratagem.experiments.replicates import replicate_of, replicated
 from stratagem.experiments.store import ResultStore
 
 LLM_KIND = "llm"
@@ -50,6 +55,10 @@ class Cell:
     """Share of the moves of every LLM seat (any seat, not only `player`) that were invalid;
     None when no seat of the cell is an LLM: what `stratagem status` shows, so a rule-based
     seat 0 never hides its LLM opponent's invalid replies."""
+    prompt: str = BASE
+    """The prompt variant its LLM seats played under (`variant_of`)."""
+    replicate: int = 0
+    """0 for a cell's own episodes, k for its k-th null copy (`replicate_of`)."""
 
     @property
     def key(self) -> CellKey:
@@ -92,16 +101,23 @@ def _opponent(e: EpisodeData, player: int) -> str:
     return ", ".join(others)
 
 
-KEY_FIELDS = ("rounds", "seats", "opponent", "model_id", "model", "agent")
+KEY_FIELDS = ("rounds", "seats", "opponent", "model_id", "model", "agent", "prompt", "replicate")
 """The spec's fields that `cell_key` reads, besides the seats, the game and the rounds played:
 episodes alike in all of them are in one cell (`analysis.tallies` works each key out once).
 Reading another field of the spec in `cell_key` means adding it here."""
+
+
+def prompted(agent: str, prompt: str, replicate: int = 0) -> str:
+    """An agent's name in a cell key: with the variant, other than `base`, in brackets, and the
+    replicate number, other than 0 (`zs [terse] [replicate 1]`)."""
+    return replicated(agent if prompt == BASE else f"{agent} [{prompt}]", replicate)
 
 
 def cell_key(e: EpisodeData, player: int = 0, rounds_played: int | None = None) -> CellKey:
     """The setting an episode belongs to, as the seat `player` sees it (`rounds_played`: its
     number of rounds, where `e` was read without them: `analysis.tallies`)."""
     spec = e.spec
+    prompt, copy = variant_of(spec), replicate_of(spec)
     seat = e.seats[player]
     count = len(e.rounds) if rounds_played is None else rounds_played
     rounds = spec.get("rounds")
@@ -112,7 +128,7 @@ def cell_key(e: EpisodeData, player: int = 0, rounds_played: int | None = None) 
     if "seats" in spec:  # a line-up: every seat described by its own descriptor
         return (
             seat.model or seat.name,
-            seat.agent or seat.kind,
+            prompted(seat.agent or seat.kind, prompt, copy),
             e.record.game,
             _opponent(e, player),
             played,
@@ -121,7 +137,7 @@ def cell_key(e: EpisodeData, player: int = 0, rounds_played: int | None = None) 
         str(spec.get("model_id") or spec.get("model") or seat.model or seat.name)
         if player == 0
         else seat.name,
-        e.agent_name if player == 0 else seat.agent,
+        prompted(e.agent_name if player == 0 else seat.agent, prompt, copy),
         e.record.game,
         _opponent(e, player),
         played,
@@ -172,16 +188,19 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
     """`cell_table` over episodes already loaded (the report shares one load)."""
     groups: dict[CellKey, list[tuple[float, float, int, int, int]]] = defaultdict(list)
     llm_moves: dict[CellKey, list[tuple[int, int]]] = defaultdict(list)
+    prompts: dict[CellKey, tuple[str, int]] = {}
     for e in episodes:
         if player >= len(e.seats):
             continue
         key = cell_key(e, player)
+        prompts[key] = variant_of(e.spec), replicate_of(e.spec)
         groups[key].append(episode_tally(e, player))
         llm_moves[key] += [e.decisions(k) for k in llm_seats(e)]
     table = []
     for (model, agent, game, opponent, rounds), rows in sorted(
         groups.items(), key=lambda item: order_key(item[0])
     ):
+        key = (model, agent, game, opponent, rounds)
         cooperation, invalid_rate = pooled_rates([r[2:] for r in rows])
         table.append(
             Cell(
@@ -190,7 +209,9 @@ def cells_of(episodes: Iterable[EpisodeData], player: int = 0) -> list[Cell]:
                 opponent_score=mean(r[1] for r in rows),
                 cooperation=cooperation,
                 invalid_rate=invalid_rate,
-                llm_invalid_rate=share_invalid(llm_moves[(model, agent, game, opponent, rounds)]),
+                llm_invalid_rate=share_invalid(llm_moves[key]),
+                prompt=prompts[key][0],
+                replicate=prompts[key][1],
             )
         )  # fmt: skip
     return table

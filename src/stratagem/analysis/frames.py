@@ -24,7 +24,9 @@ import pandas as pd
 
 from stratagem.analysis.invalid import invalid_rounds
 from stratagem.errors import StratagemError
+from stratagem.experiments.prompt_entry import variant_of
 from stratagem.experiments.records import dump_optional
+from stratagem.experiments.replicates import replicate_of
 from stratagem.experiments.store import EpisodeRecord, ResultStore
 from stratagem.experiments.store_files import one_store
 
@@ -38,6 +40,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "seed": "object",
         "status": "str",
         "n_seats": "int64",
+        "prompt": "str",
+        "replicate": "int64",
         "started_at": "str",
         "finished_at": "str",
         "source": "str",
@@ -209,6 +213,8 @@ class StoreFrames:
                     "seed": e.seed,
                     "status": e.status,
                     "n_seats": len(e.players),
+                    "prompt": variant_of(e.spec or {}),
+                    "replicate": replicate_of(e.spec or {}),
                     "started_at": e.started_at,
                     "finished_at": e.finished_at,
                     "source": e.source,

@@ -5,12 +5,13 @@ only from the store. So the report is built from the store alone (episode specs,
 answers, call records), embeds its plots as PNG data URIs, loads no script, font or stylesheet from
 anywhere, and writes nothing else. Every table and plot has a one-sentence caption.
 
-The general sections (headline, methods, seats, results per setting and per seat, invalid outputs,
-calls, failures, transcripts of a sample of episodes) work for any game. Each study adds its own
-sections where it applies, through `analysis.report_registry` (`import stratagem.studies`
-registers the built-in ones; a plugin's studies register when the plugin loads, and the report
-loads the plugins its episodes were made with and those its options name). What does not apply
-is replaced by one line saying why, never by an error; invalid outputs are always shown.
+The general sections (headline, methods, seats, results per setting and per seat, prompt
+variants, the noise floor of replicate cells, invalid outputs, calls, failures, transcripts of a
+sample of episodes) work for any game. Each study adds its own sections where it applies,
+through `analysis.report_registry` (`import stratagem.studies` registers the built-in ones; a
+plugin's studies register when the plugin loads, and the report loads the plugins its episodes
+were made with and those its options name). What does not apply is replaced by one line saying
+why, never by an error; invalid outputs are always shown.
 """
 
 from __future__ import annotations
@@ -24,10 +25,14 @@ from typing import Any
 import jinja2
 
 from stratagem.analysis.needed_plugins import load_plugins
+from stratagem.analysis.noise_floor import without_copies
+from stratagem.analysis.report_calibration import calibration_section
 from stratagem.analysis.report_data import ReportData, listing
 from stratagem.analysis.report_methods import methods_section
+from stratagem.analysis.report_noise import noise_section
 from stratagem.analysis.report_options import merge
 from stratagem.analysis.report_outcomes import header, results_section
+from stratagem.analysis.report_prompts import prompts_section
 from stratagem.analysis.report_registry import resolve_options, study_sections
 from stratagem.analysis.report_transcripts import choose_sample, transcripts_section
 from stratagem.analysis.report_views import Note, Section
@@ -61,9 +66,14 @@ def _render(
     sections = [
         methods_section(data),
         results_section(data, sample.links()),
+        *prompts_section(without_copies(data)),  # its intervals take episodes as independent
+        *noise_section(data),
         *_missing_plugins(list(dict.fromkeys(missing))),
         *study_sections(data),
     ]
+    calibrated = calibration_section(data)
+    if calibrated is not None:
+        sections.append(calibrated)
     transcripts = transcripts_section(data, sample)
     if transcripts is not None:
         sections.append(transcripts)

@@ -54,6 +54,9 @@ class ReportData:
     episodes: list[EpisodeData]
     options: dict[str, object] = field(default_factory=dict)
     """Each study's analysis options by study name (`report_registry.resolve_options`)."""
+    replicates: list[EpisodeData] = field(default_factory=list)
+    """The cells' replicate copies (the file's `replicates:`) where `episodes` leaves them out:
+    the study sections' data (`analysis.noise_floor.without_copies`); empty otherwise."""
 
     @classmethod
     def load(

@@ -6,7 +6,9 @@ episodes it applies to, and a builder of its sections), and the report composes 
 of the studies that apply, in registration order. `import stratagem.studies` registers the
 built-in ones (the CLI does so before it builds a report); a plugin's studies (`<namespace>:
 <name>`) register when their plugin loads, which the report makes happen for the plugins its
-episodes were made with and those its options name (`analysis.needed_plugins`).
+episodes were made with and those its options name (`analysis.needed_plugins`). A study sees
+the cells' own episodes: replicate copies (`replicates:`) are its noise floor's, not its tables'
+(`analysis.noise_floor.without_copies`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from stratagem import plugins
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.needed_plugins import load_plugins
+from stratagem.analysis.noise_floor import without_copies
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_options import build_options, differences
 from stratagem.analysis.report_views import Note, Section
@@ -75,6 +78,7 @@ def study_sections(data: ReportData) -> list[Section]:
     """The sections of every registered study that applies to some of the episodes, each study's
     first one opening with the analysis options that differ from its defaults."""
     out: list[Section] = []
+    data = without_copies(data)  # a study's tables are the cells'; the copies, its noise floor's
     for study in _REGISTRY.values():
         mine = [e for e in data.episodes if study.applies(e)]
         if not mine:

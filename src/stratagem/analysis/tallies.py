@@ -30,6 +30,7 @@ from stratagem.analysis.cells import (
 from stratagem.analysis.episodes import EpisodeData, read_rounds
 from stratagem.analysis.invalid import DECISION_EVENT, INVALID_EVENT, invalid_rounds
 from stratagem.experiments.records import EpisodeRecord, EventRecord
+from stratagem.experiments.replicates import replicate_of
 from stratagem.experiments.store import ResultStore
 
 _WHOLE = 2**32
@@ -66,6 +67,8 @@ class EpisodeTally(NamedTuple):
     llm: tuple[tuple[int, int], ...] = ()
     """(decisions, invalid) of each LLM seat (`llm_seats`, `EpisodeData.decisions`): what
     `Cell.llm_invalid_rate` pools (`share_invalid`)."""
+    replicate: int = 0
+    """The spec's replicate number (`experiments.replicates.replicate_of`)."""
 
 
 def episode_tallies(store: ResultStore, experiment_id: str) -> list[EpisodeTally]:
@@ -128,7 +131,7 @@ def _tally(row: _Row, key: CellKey, lineup: tuple[str, ...], counted: _Counted) 
     totals, (cooperative, valid, invalid), llm = counted
     return EpisodeTally(
         row.id, row.seed, row.repetition, key, lineup, tuple(totals), cooperative, valid, invalid,
-        llm,
+        llm, row.replicate,
     )  # fmt: skip
 
 
@@ -212,6 +215,7 @@ class _Row(NamedTuple):
     labels: str | None
     tensor: str | None
     payoffs: str | None
+    replicate: int
 
 
 def _rows(store: ResultStore, experiment_id: str) -> list[_Row]:
@@ -227,7 +231,7 @@ def _rows(store: ResultStore, experiment_id: str) -> list[_Row]:
             spec = json.loads(text) or {}  # as `EpisodeData.spec` reads it
             fields = json.dumps([spec.get(k) for k in KEY_FIELDS] + ["seats" in spec])
             out.append(_Row(eid, game, players, n, seed, text, spec.get("repetition"), fields,
-                            labels, tensor, payoffs))  # fmt: skip
+                            labels, tensor, payoffs, replicate_of(spec)))  # fmt: skip
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -25,10 +26,12 @@ from pydantic import (
 
 from stratagem import plugins
 from stratagem.agents.debate_agent import DEFAULT_MAX_TURNS
+from stratagem.agents.prompt_variants import PromptSet
 from stratagem.agents.prompts import framing_templates, framings
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.agents.tool_agent import DEFAULT_MAX_TOOL_CALLS
 from stratagem.errors import StratagemError
+from stratagem.experiments.compare_entry import COMPARE, CompareEntry, analysis_section
 from stratagem.experiments.limits import (
     MAX_CONCURRENCY,
     MAX_PER_DECISION,
@@ -39,6 +42,7 @@ from stratagem.experiments.limits import (
 )
 from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.plugin_names import name_plugin
+from stratagem.experiments.prompt_entry import PromptAxis
 from stratagem.experiments.strict import Strict
 from stratagem.experiments.yaml_file import read_yaml
 from stratagem.games.catalog import check_game_options, expand_settings, make_variant
@@ -98,6 +102,18 @@ class AgentEntry(Strict):
     options: dict[str, Any] = {}
     """The architecture's own settings (`stratagem architectures` lists them), e.g. a magic
     agent's `{code_compat: true}`."""
+
+    _prompts: PromptSet | None = PrivateAttr(None)
+
+    @property
+    def prompts(self) -> PromptSet | None:
+        """The prompt variant it plays under in a seat (the grid's; not in the entry's key)."""
+        return self._prompts
+
+    def with_prompts(self, prompts: PromptSet) -> AgentEntry:
+        entry = self.model_copy()
+        entry._prompts = prompts
+        return entry
 
     @field_validator("kind")
     @classmethod
@@ -258,6 +274,10 @@ class ExperimentConfig(Strict):
     """The grid's models: each plays every LLM seat not pinned to another (`<agent>@<model id>`)."""
     agents: list[AgentEntry] = [AgentEntry()]
     """The LLM agents line-ups and `opponents` seat, by name."""
+    prompts: PromptAxis = []
+    """Prompt variants, an axis of the grid: every cell is played under each, every LLM seat of
+    an episode under the episode's (`PromptEntry`; docs/prompt-variants.md). Left out, the
+    agents' own prompts, as `[{name: base}]`."""
     games: list[str] = Field(min_length=1)
     """Catalog games (see `stratagem games`) or names of `variants`; `<game>/<k>` plays setting k
     of a game with settings (seed-004's), `<game>/*` every setting."""
@@ -267,9 +287,10 @@ class ExperimentConfig(Strict):
     """Rule options of catalog games, by the game's catalog name (`undercover: {self_votes:
     count}`; `stratagem games` lists each game's options): every setting of that game is played
     with them, and an option that differs from the game's default is part of the episode id."""
-    analysis: dict[str, dict[str, Any]] = {}
+    analysis: dict[str, dict[str, Any] | list[CompareEntry]] = {}
     """Each study's analysis options for its report (`magic: {code_compat: true}`), checked by
-    `stratagem run` and `stratagem report`; they change what is computed, never what is played."""
+    `stratagem run` and `stratagem report`; they change what is computed, never what is played.
+    `compare:` lists the comparisons the experiment is for (below; docs/statistics.md)."""
     opponents: list[str] = []
     """Shorthand line-ups: each agent in seat 0 against each of these in seat 1. Rule-based
     strategies (see `stratagem strategies`), or `agent:<name>`: the agent entry of that name,
@@ -284,6 +305,11 @@ class ExperimentConfig(Strict):
     """Each cell is played once per seed: the game's chance and the agents' sampling follow it."""
     repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
     """Episodes per cell and seed (each repetition's index is part of the episode id)."""
+    replicates: int = Field(0, ge=0, le=MAX_REPETITIONS)
+    """Null copies of every cell: each cell is played this many more times with the same
+    settings, seeds and repetitions under new sampling seeds, so the report shows every
+    comparison beside the noise floor, the difference between two identical cells
+    (docs/statistics.md). The cells' own episodes keep their ids."""
     concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
     """Episodes played at once (each model also has its own max_concurrency)."""
     budget: BudgetConfig = BudgetConfig()
@@ -334,6 +360,22 @@ class ExperimentConfig(Strict):
                     raise ValueError(f"{i}.{_first_error(exc)}") from None
             entries.append(entry)
         return entries
+
+    @field_validator("analysis", mode="before")
+    @classmethod
+    def _comparisons(cls, value: Any) -> Any:
+        return analysis_section(value, _first_error)
+
+    @property
+    def study_options(self) -> dict[str, dict[str, Any]]:
+        """`analysis:` without `compare`: each study's options by study name."""
+        return {k: v for k, v in self.analysis.items() if isinstance(v, dict)}
+
+    @property
+    def comparisons(self) -> list[CompareEntry] | None:
+        """The file's `analysis.compare`, None when it has none (the study's own apply)."""
+        entries = self.analysis.get(COMPARE)
+        return entries if isinstance(entries, list) else None
 
     @field_validator("games")
     @classmethod

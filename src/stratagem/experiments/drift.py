@@ -17,9 +17,10 @@ from pydantic import ValidationError
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, VariantEntry
 from stratagem.experiments.model_entry import ModelEntry
+from stratagem.experiments.prompt_entry import PromptEntry
 from stratagem.games.catalog import check_game_options
 
-E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry)
+E = TypeVar("E", AgentEntry, ModelEntry, VariantEntry, PromptEntry)
 
 CONNECTION = frozenset(
     {"base_url", "endpoints", "endpoints_file", "api_key_env", "max_concurrency", "timeout_s",
@@ -37,6 +38,8 @@ def changed_settings(stored: Mapping[str, Any], config: ExperimentConfig) -> lis
     out += _compare("models", stored.get("models"), config.models, ModelEntry,
                     lambda e: e.name, CONNECTION)  # fmt: skip
     out += _compare("variants", stored.get("variants"), config.variants, VariantEntry,
+                    lambda e: e.name, frozenset())  # fmt: skip
+    out += _compare("prompts", stored.get("prompts"), config.prompts, PromptEntry,
                     lambda e: e.name, frozenset())  # fmt: skip
     out += _game_options(stored, config)
     return out

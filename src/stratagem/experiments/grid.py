@@ -3,17 +3,22 @@
 An episode's id is the hash of everything that determines it, so the same file always produces the
 same ids: that is how a re-run recognises finished work. Episodes of the `agents x opponents`
 shorthand keep the key of the first release, so results directories made before line-ups existed
-resume without playing (or paying for) anything again.
+resume without playing (or paying for) anything again; so do episodes of no prompt variant or of
+the `base` one (`prompt_entry`), and the cells' own episodes of a file with `replicates:`
+(`experiments.replicates`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from stratagem.agents.prompt_variants import check_variant
 from stratagem.agents.prompts import Prompter
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, VariantEntry
@@ -27,8 +32,10 @@ from stratagem.experiments.lineups import (
     model_settings,
 )
 from stratagem.experiments.model_entry import ModelEntry
+from stratagem.experiments.prompt_entry import PromptEntry
 from stratagem.experiments.provenance import KEY as PROVENANCE
 from stratagem.experiments.provenance import names_of, provenance
+from stratagem.experiments.replicates import KEY as REPLICATE
 from stratagem.games import settings_data
 from stratagem.games.base import Game
 from stratagem.games.catalog import check_game_options, get_entry, get_game, split_setting
@@ -59,6 +66,10 @@ class EpisodeSpec:
     """Set for episodes of the `agents x opponents` shorthand: the opponent as the file names it."""
     game_options: tuple[tuple[str, Any], ...] = ()
     """The game's rule options (the file's `game_options`) that differ from its defaults."""
+    prompt: PromptEntry | None = None
+    """The prompt variant its LLM seats play under (the file's `prompts`); None without one."""
+    replicate: int = 0
+    """0 for the cell's own episode, k for its k-th null copy (the file's `replicates`)."""
 
     @property
     def agent(self) -> AgentEntry:
@@ -89,7 +100,8 @@ class EpisodeSpec:
             key["variant"] = self.variant.model_dump()
         if self.game_options:  # only when set: episodes of the default rules keep their ids
             key["game_options"] = dict(self.game_options)
-        return key | model_settings(self.model) | setting_key(self.game)
+        key |= model_settings(self.model) | setting_key(self.game) | self._prompt_key()
+        return key | self._replicate_key()
 
     def _shorthand_key(self) -> dict[str, Any]:
         """The key of the first release, unchanged (see the module docstring)."""
@@ -109,7 +121,17 @@ class EpisodeSpec:
             key["variant"] = self.variant.model_dump()
         if self.game_options:
             key["game_options"] = dict(self.game_options)
-        return key | model_settings(self.model)
+        return key | model_settings(self.model) | self._prompt_key() | self._replicate_key()
+
+    def _prompt_key(self) -> dict[str, Any]:
+        """The variant, except `base`: its episodes are those of a file without `prompts:`."""
+        if self.prompt is None or self.prompt.is_base:
+            return {}
+        return {"prompt": self.prompt.key()}
+
+    def _replicate_key(self) -> dict[str, Any]:
+        """The replicate number, above 0 only: the cell's own episodes keep their ids."""
+        return {REPLICATE: self.replicate} if self.replicate else {}
 
     def stored(self) -> dict[str, Any]:
         """The spec as the store keeps it: `key()`, plus what names the episode's rows without
@@ -192,11 +214,12 @@ def expand(config: ExperimentConfig, *, humans: bool = False) -> list[EpisodeSpe
 class Grid:
     """The episodes of an experiment file, checked before anything runs and listed lazily.
 
-    Order, outermost loop first: model, agent, game, opponent, rounds, seed, repetition for the
-    shorthand; then model, game, line-up, rounds, seed, repetition. Every axis is checked for
-    repeated values up front, so no episode is listed twice and listing needs no memory of what
-    was listed; `size()` counts the episodes without listing them. `humans`: line-ups may have a
-    human seat.
+    Order, outermost loop first: model, agent, game, opponent, prompt variant, rounds, seed,
+    repetition for the shorthand; then model, game, line-up, prompt variant, rounds, seed,
+    repetition; each episode is followed by its replicates (so a run stopped early has played
+    both sides of the pairs it has). Every axis is checked for repeated values up front, so no
+    episode is listed twice and listing needs no memory of what was listed; `size()` counts the
+    episodes without listing them. `humans`: line-ups may have a human seat.
     """
 
     def __init__(self, config: ExperimentConfig, *, humans: bool = False) -> None:
@@ -233,6 +256,8 @@ class Grid:
         for game, lineups in self.expanded.items():
             _unique(f"lineups (in '{game}')", [tuple(lineup) for lineup in lineups])
         self._check_seats()
+        self.prompts: list[PromptEntry | None] = list(config.prompts) or [None]
+        self._check_prompts()
 
     def _check_seats(self) -> None:
         """Every seat of every line-up can play its seat of every game (before anything runs)."""
@@ -257,9 +282,38 @@ class Grid:
                         seat = self.parser.parse(text, config.models[0], f"lineups.{i}")
                         check_seat(seat, sample, game, p, f"lineups.{i}")
 
+    def _check_prompts(self) -> None:
+        """Every LLM seat can play every variant, and each variant changes its prompts."""
+        for i, prompt in enumerate(self.config.prompts):
+            prompts = prompt.prompt_set()
+            if prompts.changes_nothing:
+                continue
+            if prompts.templates is not None and not prompts.templates.is_dir():
+                raise StratagemError(f"prompts.{i}.templates: no folder {prompts.templates}")
+            for game, sample in self.games.items():
+                for agent in self._seated(game):
+                    try:
+                        check_variant(prompts, agent, sample, game)
+                    except StratagemError as exc:
+                        raise StratagemError(f"prompts.{i}.{exc}") from None
+
+    def _seated(self, game: str) -> list[AgentEntry]:
+        """The agent entries with a seat in `game`'s episodes."""
+        config = self.config
+        seated = {a.name: a for a in config.agents} if config.opponents else {}
+        texts = [*config.opponents, *(t for lineup in self.expanded[game] for t in lineup)]
+        for text in texts:
+            seat = self.parser.parse(text, config.models[0], "lineups")
+            if seat.agent is not None:
+                seated.setdefault(seat.agent.name, seat.agent)
+        return list(seated.values())
+
     def specs(self) -> Iterator[EpisodeSpec]:
-        yield from self.shorthand()
-        yield from self.lineups()
+        copies = range(1, self.config.replicates + 1)
+        for spec in itertools.chain(self.shorthand(), self.lineups()):
+            yield spec
+            for k in copies:
+                yield dataclasses.replace(spec, replicate=k)
 
     def size(self) -> int:
         """How many episodes `specs()` lists, counted without listing them."""
@@ -272,7 +326,7 @@ class Grid:
             for lineup in self.expanded[game]:
                 models = len(config.models) if self.parser.uses_grid_model(lineup) else 1
                 total += models * len(self.rounds[game]) * seeds * config.repetitions
-        return total
+        return total * len(self.prompts) * (1 + self.config.replicates)
 
     def _sample_game(self, name: str) -> Game:
         """The game at its first round count, to check seats against."""
@@ -313,21 +367,16 @@ class Grid:
                         other = self.parser.parse(opponent, model, "opponents")
                         if other.agent is not None:
                             other = Seat(other.label, other.agent, other.model, questions=False)
-                        seats = (Seat(agent.name, agent, model), other)
-                        for rounds in self.rounds[game]:
-                            for seed in config.seeds:
-                                for rep in range(agent.repetitions or config.repetitions):
-                                    yield EpisodeSpec(
-                                        model,
-                                        game,
-                                        seats,
-                                        rounds,
-                                        seed,
-                                        rep,
-                                        variant,
-                                        opponent,
-                                        self.options[game],
-                                    )
+                        plain = (Seat(agent.name, agent, model), other)
+                        for prompt in self.prompts:
+                            seats = _prompted(plain, prompt)
+                            for rounds in self.rounds[game]:
+                                for seed in config.seeds:
+                                    for rep in range(agent.repetitions or config.repetitions):
+                                        yield EpisodeSpec(
+                                            model, game, seats, rounds, seed, rep, variant,
+                                            opponent, self.options[game], prompt,
+                                        )  # fmt: skip
 
     def lineups(self) -> Iterator[EpisodeSpec]:
         config = self.config
@@ -338,14 +387,29 @@ class Grid:
                     grid_model = self.parser.uses_grid_model(texts)
                     if not grid_model and model is not config.models[0]:
                         continue  # no seat plays the grid's model: once is enough
-                    seats = tuple(self.parser.parse(text, model, "lineups") for text in texts)
-                    for rounds in self.rounds[game]:
-                        for seed in config.seeds:
-                            for rep in range(config.repetitions):
-                                yield EpisodeSpec(
-                                    model if grid_model else None, game, seats, rounds,
-                                    seed, rep, variant, game_options=self.options[game],
-                                )  # fmt: skip
+                    plain = tuple(self.parser.parse(text, model, "lineups") for text in texts)
+                    for prompt in self.prompts:
+                        seats = _prompted(plain, prompt)
+                        for rounds in self.rounds[game]:
+                            for seed in config.seeds:
+                                for rep in range(config.repetitions):
+                                    yield EpisodeSpec(
+                                        model if grid_model else None, game, seats, rounds,
+                                        seed, rep, variant, game_options=self.options[game],
+                                        prompt=prompt,
+                                    )  # fmt: skip
+
+
+def _prompted(seats: Sequence[Seat], prompt: PromptEntry | None) -> tuple[Seat, ...]:
+    """The seats with every LLM seat playing under `prompt`."""
+    prompts = None if prompt is None else prompt.prompt_set()
+    if prompts is None or prompts.changes_nothing:
+        return tuple(seats)
+    return tuple(
+        seat if seat.agent is None
+        else dataclasses.replace(seat, agent=seat.agent.with_prompts(prompts))
+        for seat in seats
+    )  # fmt: skip
 
 
 def _unique(what: str, values: list[Any]) -> None:

@@ -2,7 +2,8 @@
 
 Each study registers the builder of its table (`Study.table`); the rows come from the study's
 own code, with the options its report would use (the experiment file's `analysis:` section, then
-`settings`), so a number recomputed from the frame is the number the report prints.
+`settings`), so a number recomputed from the frame is the number the report prints; like the
+report's study sections, it leaves out the cells' replicate copies (`replicates:`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from stratagem.analysis.noise_floor import without_copies
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_options import merge
 from stratagem.analysis.report_registry import resolve_options
@@ -48,7 +50,7 @@ def study_frame(
             raise StratagemError(f"unknown experiment '{experiment_id}'")
         stored = (experiment.config or {}).get("analysis") or {}
         options = resolve_options(merge(stored, settings or {}))
-        data = ReportData.load(store, experiment, options)
+        data = without_copies(ReportData.load(store, experiment, options))  # as the report
         mine = [e for e in data.episodes if study.applies(e)]
         rows += [{"experiment_id": experiment_id, **row} for row in study.table(data, mine)]
     return pd.DataFrame(rows)
