@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.forecasts import ForecastSet, register_forecasts
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
 from stratagem.studies.magic.options import MagicAnalysis
@@ -38,6 +39,13 @@ def table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str,
     return game_rows(report, episodes)
 
 
+def study_forecasts(report: ReportData, episodes: Sequence[EpisodeData]) -> ForecastSet:
+    from stratagem.studies.magic.forecasts import magic_forecasts  # deferred: see the docstring
+
+    return magic_forecasts(report, episodes)
+
+
+register_forecasts("magic", study_forecasts)
 STUDY = register(
     Study(
         name="magic",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.forecasts import ForecastSet, register_forecasts
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
 from stratagem.studies.registry import Study, register
@@ -37,6 +38,13 @@ def table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str,
     return game_rows(report, episodes)
 
 
+def study_forecasts(report: ReportData, episodes: Sequence[EpisodeData]) -> ForecastSet:
+    from stratagem.studies.tom.forecasts import tom_forecasts  # deferred: see the docstring
+
+    return tom_forecasts(report, episodes)
+
+
+register_forecasts("tom", study_forecasts)
 STUDY = register(
     Study(
         name="tom",
