@@ -8,7 +8,8 @@ episode's spec, else from the experiment's agent entries by the descriptor's age
 experiment has several agent entries of one kind, an entry whose name is not the kind is
 `<kind>:<name>`: a fixed defender (`magic` with `replay`) and a challenger of the same model are
 then two entities, not one playing itself. A seat without an agent (a strategy, a script) is
-`<name>|<kind>`.
+`<name>|<kind>`; every seat a person played is the one entity `human` (`analysis.rating_inputs`:
+people enter the ratings as a population of their own).
 
 **Challenger and defender** (seed-004 §4: a challenger against fixed defenders). Only a game
 between exactly two entities is a competition. Of its two entities the defender is the one that
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.rating_inputs import HUMAN, is_human
 
 
 def _agent_kinds(config: Mapping[str, Any]) -> dict[str, str]:
@@ -59,6 +61,9 @@ def seat_entities(episode: EpisodeData, config: Mapping[str, Any]) -> tuple[str,
         if isinstance(spec_seats, list) and k < len(spec_seats):
             spec_seat = spec_seats[k]
             spec_agent = spec_seat.get("agent") if isinstance(spec_seat, Mapping) else None
+        if is_human(seat):
+            out.append(HUMAN)
+            continue
         if seat.kind != "llm" and not seat.agent:
             out.append(f"{seat.name}|{seat.kind}")
             continue

@@ -76,6 +76,8 @@ class EntityMetrics:
     invalid: InvalidCounts
     options: str
     """`MetricOptions.describe()` of the options used."""
+    episodes: tuple[str, ...] = ()
+    """The ids of the episodes behind the row, sorted (what a link to them lists)."""
 
 
 def by_entity(games: Sequence[MagicGame]) -> dict[str, list[MagicGame]]:
@@ -162,6 +164,7 @@ def entity_metrics(
         ),
         invalid=invalid_counts(tallies),
         options=o.describe(),
+        episodes=tuple(sorted({g.episode_id for g in games if g.episode_id})),
     )
 
 
