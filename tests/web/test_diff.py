@@ -10,21 +10,26 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+import statsmodels.api as sm
+from scipy import stats
 from starlette.testclient import TestClient
+from statsmodels.stats.multitest import multipletests
 from support.browser import chromium, rendered, screenshot, serving
 from support.cli import cli
 from support.scripted_run import run_scripted
 
 from stratagem.analysis.cells import seat_totals
+from stratagem.analysis.comparisons import CLUSTER_T, PAIRED_T
 from stratagem.analysis.episodes import EpisodeData, load_episodes
-from stratagem.analysis.paired import paired_difference
 from stratagem.errors import StratagemError
 from stratagem.experiments.runner import STORE_FILE
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.types import Request
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import align
+from stratagem.web.data.diff import CellEpisodes, diff
 from stratagem.web.data.listing import outcome_values
 from stratagem.web.export import compare_file, diff_file, experiment_dir
 from stratagem.web.server import build_app
@@ -91,15 +96,32 @@ def test_the_diff_equals_a_direct_paired_computation(runs: tuple[Path, Path]) ->
     }
     rows = {m["metric"]: m for m in cell["metrics"]}
     assert list(rows) == list(direct)
+    # 3 seeds of 2 repetitions each: the pairs are clustered by seed (statsmodels' CR1 OLS).
+    seeds = np.array([x.record.seed for x, _ in pairs])
+    raw = []
     for name, value in direct.items():
-        want = paired_difference([value(x) for x, _ in pairs], [value(y) for _, y in pairs])
+        xs = np.array([value(x) for x, _ in pairs], dtype=float)
+        ys = np.array([value(y) for _, y in pairs], dtype=float)
         row = rows[name]
-        assert (row["a"], row["b"], row["diff"]) == (
-            want.mean_default,
-            want.mean_variant,
-            want.mean_diff,
-        ), name
-        assert (row["ci_low"], row["ci_high"], row["n"]) == (want.ci_low, want.ci_high, 6), name
+        assert (row["a"], row["b"], row["n"]) == (xs.mean(), ys.mean(), 6), name
+        assert row["diff"] == pytest.approx((ys - xs).mean(), abs=1e-12), name
+        assert (row["method"], row["clusters"], row["cluster_by"]) == (CLUSTER_T, 3, "seed")
+        if np.all(ys - xs == (ys - xs)[0]):  # no spread: the interval is the value, no p
+            assert (row["ci_low"], row["ci_high"], row["p"]) == (row["diff"],) * 2 + (None,)
+            continue
+        fit = sm.OLS(ys - xs, np.ones(6)).fit(
+            cov_type="cluster", cov_kwds={"groups": seeds}, use_t=True
+        )
+        low, high = fit.conf_int(0.05)[0]
+        assert row["ci_low"] == pytest.approx(low) and row["ci_high"] == pytest.approx(high), name
+        assert row["p"] == pytest.approx(fit.pvalues[0]), name
+        raw.append(fit.pvalues[0])
+    # Holm across every difference shown (statsmodels' multipletests), said under the table.
+    adjusted = [m["p_adjusted"] for m in cell["metrics"] if m["p"] is not None]
+    assert len(raw) >= 2 and adjusted == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    assert got["correction"] == (
+        f"p-values Holm-adjusted (family-wise error rate) across {len(raw)} comparisons."
+    )
     # The defections are really there: a difference with a real interval, not a constant.
     score = rows["score seat 0"]
     assert score["diff"] != 0 and score["ci_low"] is not None and score["ci_low"] < score["ci_high"]
@@ -107,6 +129,38 @@ def test_the_diff_equals_a_direct_paired_computation(runs: tuple[Path, Path]) ->
     assert got["only_a"] == []
     (alone,) = got["only_b"]
     assert alone["opponent"] == "AlwaysDefect" and alone["episodes"] == 8
+
+
+def _cell(positions: list[tuple[int, int]], scores: list[float]) -> dict[Any, CellEpisodes]:
+    cell = CellEpisodes({"model": "m", "agent": "zs", "game": "pd", "opponent": "TitForTat",
+                         "lineup": ["TitForTat"], "rounds": 4})  # fmt: skip
+    for (seed, rep), value in zip(positions, scores, strict=True):
+        cell.episodes.append(((str(seed), str(rep)), {"score": value}))
+    return {("m", "zs", "pd", "TitForTat", 4): cell}
+
+
+def test_pairs_of_one_seed_get_scipys_paired_t_and_one_position_clusters() -> None:
+    """One seed, five repetitions: each pair its own cluster, the paired t. Two episodes at
+    each position (specs the cell key does not tell apart): clustered by position."""
+    a, b = [3.0, 5.0, 4.0, 6.0, 2.0], [4.0, 7.0, 4.5, 9.0, 2.0]
+    got = diff(_cell([(0, r) for r in range(5)], a), _cell([(0, r) for r in range(5)], b))
+    (row,) = got["cells"][0]["metrics"]
+    want = stats.ttest_rel(b, a)
+    assert (row["method"], row["cluster_by"], row["clusters"]) == (PAIRED_T, None, 5)
+    assert (row["ci_low"], row["ci_high"]) == tuple(pytest.approx(x) for x in
+                                                   want.confidence_interval(0.95))  # fmt: skip
+    assert row["p"] == pytest.approx(want.pvalue) and row["p_adjusted"] is None
+    assert got["correction"] == ""  # a single test: nothing adjusted
+    twice = [(0, r) for r in range(3) for _ in range(2)]
+    a, b = [*a, 1.0], [*b, 1.5]
+    got = diff(_cell(twice, a), _cell(twice, b))
+    (row,) = got["cells"][0]["metrics"]
+    d = np.array(b) - np.array(a)
+    fit = sm.OLS(d, np.ones(6)).fit(
+        cov_type="cluster", cov_kwds={"groups": np.array([0, 0, 1, 1, 2, 2])}, use_t=True
+    )
+    assert (row["cluster_by"], row["clusters"], row["n"]) == ("seed and repetition", 3, 6)
+    assert row["p"] == pytest.approx(fit.pvalues[0])
 
 
 def test_the_api_answers_the_diff_and_one_line_errors(runs: tuple[Path, Path]) -> None:
@@ -260,6 +314,7 @@ def test_the_diff_and_compare_pages_open_from_file_urls(
     assert 'class="diff-pair"' in dom and f"(1/{exp_b})" in dom
     dom = rendered(f"{index}#/diff/0/{exp_a}/1/{exp_b}")
     assert "Diff of two experiments" in dom and "score seat 0" in dom
+    assert "Holm p" in dom and "p-values Holm-adjusted (family-wise error rate) across" in dom
     assert "(unpaired: A 0, B 2)" in dom and "Cells only in B" in dom and "AlwaysDefect" in dom
     pair = Sources(list(runs)).pairs("0", exp_a)[0]
     episode = pair["a"]["episode"]
@@ -299,10 +354,13 @@ def test_the_experiments_page_leads_to_the_diff_table(
         first = want["cells"][0]["metrics"][0]
         cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")]
         fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:.3f}"  # noqa: E731
+        p = lambda v: "—" if v is None else f"{float(f'{v:.2g}'):g}"  # noqa: E731
         assert cells[1:] == [
             first["metric"], fmt(first["a"]), fmt(first["b"]), fmt(first["diff"]),
-            f"[{fmt(first['ci_low'])}, {fmt(first['ci_high'])}]", "6",
+            f"[{fmt(first['ci_low'])}, {fmt(first['ci_high'])}]", p(first["p"]),
+            p(first["p_adjusted"]), "6 in 3 clusters by seed",
         ]  # fmt: skip
+        assert want["correction"] and want["correction"] in driver.find_element(By.ID, "main").text
         assert "Cells only in B" in driver.find_element(By.ID, "main").text
         screenshot(driver, "diff")
         csp = [e for e in driver.get_log("browser") if "Content Security Policy" in e["message"]]

@@ -17,6 +17,7 @@ from stratagem.experiments.store import (
     RoundRecord,
 )
 from stratagem.studies import build_report
+from stratagem.studies.counterfactual import paired_analysis as pa
 from stratagem.studies.counterfactual import tables as ct
 from stratagem.studies.counterfactual.section import MAX_MODEL_PLOTS
 
@@ -37,12 +38,14 @@ def test_the_report_has_the_study_tables_and_the_paired_analysis(tmp_path: Path)
                 "as Table 13 of the study", "as Tables 14 and 24"):  # fmt: skip
         assert tag in html
     assert "printed in the paper under the caption “label-based”" in html  # pd-alt, gotcha 1
-    assert "Default vs variants, cell by cell" in html
+    assert "Paired differences: total points" in html and "Paired differences: m" not in html
+    assert "Paired differences: comprehension round m" in html
+    assert "Canonical-strategy persistence, cell by cell" in html
     assert "Action distribution vs equilibrium: ba3" in html
     with ResultStore(tmp_path / STORE_FILE) as store:
         games, skipped = ct.load_study_games(store, "cf")
     assert skipped == 0 and {g.opponent for g in games} == {"srep", "pp", "zs"}
-    cells = ct.paired_cells(games, ["pd", "pd-alt"])
+    cells = pa.paired_analysis(games, ["pd", "pd-alt"]).cells
     # scripted/defect always defects: behaviour by role is unchanged, so persistence is 1.
     assert cells and all(c.persistence.score == 1.0 for c in cells)
     assert all(c.points is not None and c.points.n == 2 for c in cells)
@@ -68,8 +71,10 @@ def test_imported_logs_of_another_tool_get_the_same_tables(tmp_path: Path) -> No
         ("pd", "pd", "tft"), ("sh", "pd", "tft")}  # fmt: skip
     table = ct.opponent_table(games, "sh", "points", "t", "c")
     assert [c.text for c in table.rows[0]] == ["m", "zs", "24.0 ± 0.0"]  # 4 x mutual stag (6)
-    (cell,) = ct.paired_cells(games, ["pd", "sh"])
-    assert cell.points is not None and cell.points.mean_diff == 24.0 - 8.0
+    (cell,) = pa.paired_analysis(games, ["pd", "sh"]).cells
+    assert cell.points is not None and cell.points.estimate == 24.0 - 8.0
+    # The same difference in both runs: an interval of that value, and no p-value to claim.
+    assert (cell.points.ci_low, cell.points.ci_high, cell.points.p) == (16.0, 16.0, None)
     assert cell.persistence.score == 0.0  # always b in pd, always a in sh
     html = build_report(tmp_path, "logs").read_text(encoding="utf-8")
     assert "Counterfactual strategic reasoning" in html

@@ -136,6 +136,14 @@ def test_no_section_without_magic_games(tmp_path: Path) -> None:
     assert SECTION.search(page) is None and section.TITLE not in page
 
 
+def test_the_comparisons_follow_the_pgm_gains(html: str) -> None:
+    """One challenger here: the section says there is none to compare it with (the numbers are
+    tested in test_comparison_section)."""
+    part = magic_part(html)
+    assert part.index("PGM gains") < part.index("Comparisons") < part.index("Bradley-Terry")
+    assert "One challenger here (chal&lt;i&gt;|magic)" in part
+
+
 def test_pgm_gains_compare_the_twins_ability_by_ability() -> None:
     games = full_set("m|magic") + full_set("m|pgm", flip=True)
     blocks = section.pgm_blocks(games, MetricOptions())

@@ -12,6 +12,7 @@ import pytest
 from support.report_html import row, tables
 from support.tom_games import new_store, play
 
+import stratagem.studies  # noqa: F401  (registers the studies' sections when run alone)
 from stratagem.analysis.report import build_report
 from stratagem.analysis.transcript import build_transcript
 from stratagem.errors import StratagemError
@@ -76,6 +77,20 @@ def test_table_1_has_the_papers_layout_beside_the_published_values(html: str) ->
     paper = found["Table 1 (the paper's, for reference)"]
     assert row(paper, "GPT-4o")[1:] == ["0.77 ± 0.28", "0.94 ± 0.09", "1.00 ± 0.00"]
     assert row(paper, "GPT-5 (medium)")[1:] == ["0.74 ± 0.24", "0.92 ± 0.06", "0.85 ± 0.11"]
+
+
+def test_the_groups_are_compared_with_intervals_and_holm(html: str) -> None:
+    """Each group here played other seeds of the one instance: no pair, so Welch's t on 3 + 3
+    games (the numbers are tested in test_tom_comparisons)."""
+    table = tables(html)["Groups compared"]
+    assert table[0][:4] == ["Model", "Measure", "B", "A"]
+    assert [r[1:4] for r in table[1:] if r[0] == MODEL] == [
+        ["KL(V0 opponent ‖ V1 focal), per game", "V2 group", "V1 group"],
+        ["focal win", "V1 group", "V0 group"],
+        ["focal win", "V2 group", "V0 group"],
+    ]
+    assert all(r[9] == "3 + 3 games, unpaired" for r in table[1:] if r[0] == MODEL)
+    assert "Comparisons between groups (beyond the paper)" in tom_part(html)
 
 
 def test_degenerate_results_show_their_reason(html: str) -> None:

@@ -11,7 +11,7 @@ from statistics import fmean
 
 from stratagem.analysis.heat import heat_table
 from stratagem.analysis.report_views import TableView
-from stratagem.studies.counterfactual.tables import PairedCell
+from stratagem.studies.counterfactual.paired_analysis import PairedCell
 
 
 def row_label(model: str, prompt: str, models: int) -> str:
@@ -40,7 +40,7 @@ def paired_points_heat(cells: Sequence[PairedCell], title: str, caption: str) ->
     diffs: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for c in cells:
         if c.points is not None:
-            diffs[(c.model, c.prompt, c.variant_game)].append(c.points.mean_diff)
+            diffs[(c.model, c.prompt, c.variant_game)].append(c.points.estimate)
     if not diffs:
         return None
     corner, rows, variants, grid = _by_row(diffs)

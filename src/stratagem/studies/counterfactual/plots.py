@@ -10,12 +10,13 @@ from matplotlib.figure import Figure
 
 from stratagem.analysis.plots import PALETTE, new_figure
 from stratagem.errors import StratagemError
-from stratagem.studies.counterfactual.tables import PairedCell
+from stratagem.studies.counterfactual.paired_analysis import PairedCell
 
 
 def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:
-    """One row per (prompt, opponent): variant minus default total points, with the bootstrap
-    interval, one colour per variant; the zero line is "no effect of the counterfactual"."""
+    """One row per (prompt, opponent): variant minus default total points, with the t interval
+    the table prints (`paired_analysis`), one colour per variant; the zero line is "no effect of
+    the counterfactual"."""
     shown = [c for c in cells if c.points is not None]
     if not shown:
         raise StratagemError("nothing to plot: no default and variant games were paired")
@@ -32,9 +33,9 @@ def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:
             if d is None:
                 continue
             ys.append(i - 0.35 + step * (j + 0.5))
-            xs.append(d.mean_diff)
-            lo.append(d.mean_diff - (d.ci_low if d.ci_low is not None else d.mean_diff))
-            hi.append((d.ci_high if d.ci_high is not None else d.mean_diff) - d.mean_diff)
+            xs.append(d.estimate)
+            lo.append(d.estimate - (d.ci_low if d.ci_low is not None else d.estimate))
+            hi.append((d.ci_high if d.ci_high is not None else d.estimate) - d.estimate)
         ax.errorbar(
             xs, ys, xerr=[lo, hi], fmt="o", color=PALETTE[j % len(PALETTE)], label=variant,
             markersize=4, capsize=2, elinewidth=1,
@@ -42,7 +43,7 @@ def paired_points_figure(cells: Sequence[PairedCell], title: str) -> Figure:
     ax.axvline(0, color="#333333", linewidth=0.8)
     ax.set_yticks(range(len(rows)), [f"{p} vs {o}" for p, o in rows])
     ax.invert_yaxis()
-    ax.set_xlabel("variant − default total points (mean, 95% bootstrap interval)")
+    ax.set_xlabel("variant − default total points (mean, 95% t interval)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)

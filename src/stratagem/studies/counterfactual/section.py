@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.noise_floor import noise_floor
 from stratagem.analysis.plots import figure_png
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import (
@@ -28,6 +29,7 @@ from stratagem.analysis.report_views import (
 )
 from stratagem.games.catalog import GAMES
 from stratagem.studies.counterfactual import heat
+from stratagem.studies.counterfactual import paired_analysis as pa
 from stratagem.studies.counterfactual import plots as cplots
 from stratagem.studies.counterfactual import tables as ct
 from stratagem.studies.counterfactual.metrics import equilibria
@@ -126,7 +128,7 @@ def counterfactual_sections(report: ReportData, episodes: Sequence[EpisodeData])
     if skipped:
         section.blocks.append(Note(_skipped_text(skipped)))
     for default, family in studied.items():
-        section.blocks.extend(_family_blocks(games, default, family))
+        section.blocks.extend(_family_blocks(games, default, family, report))
     section.blocks.append(Heading("Validity"))
     section.blocks.append(_table(ct.validity_table(games, studied), 1, "as Tables 14 and 24"))
     return [section]
@@ -143,7 +145,9 @@ def _skipped_text(skipped: ct.Skipped) -> str:
     return f"{len(skipped):,} episode(s) are left out of these tables: " + "; ".join(parts) + tail
 
 
-def _family_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str]) -> list[Block]:
+def _family_blocks(
+    games: Sequence[ct.StudyGame], default: str, family: list[str], report: ReportData
+) -> list[Block]:
     blocks: list[Block] = [Heading(f"The {default} family: {', '.join(family)}")]
     note = _games_note(family)
     if note:
@@ -180,16 +184,27 @@ def _family_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str
     exploit = ct.exploitability_table(games, family)
     if exploit.rows and len(exploit.columns) > 3:
         blocks.append(_table(exploit, 3))
-    blocks.extend(_paired_blocks(games, default, family))
+    blocks.extend(_paired_blocks(games, default, family, report))
     if not two_actions:
         blocks.extend(_action_blocks(games, family))
     return blocks
 
 
-def _paired_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str]) -> list[Block]:
+_PAIRED_TEXT = {
+    "points": ("total points", "Variant minus default total points"),
+    "cooperation": ("cooperation rate", "Variant minus default cooperation rate"),
+    "m": ("comprehension round m", "Variant minus default m (negative: the variant is understood "
+          "earlier)"),
+}  # fmt: skip
+
+
+def _paired_blocks(
+    games: Sequence[ct.StudyGame], default: str, family: list[str], report: ReportData
+) -> list[Block]:
     if len(family) < 2:
         return []
-    cells = ct.paired_cells(games, family)
+    analysis = pa.paired_analysis(games, family)
+    cells = analysis.cells
     blocks: list[Block] = [Heading(f"The {default} family: paired counterfactual analysis (ours)")]
     if not cells:
         blocks.append(Note("No cell was played in both the default game and a variant."))
@@ -197,47 +212,83 @@ def _paired_blocks(games: Sequence[ct.StudyGame], default: str, family: list[str
     blocks.append(
         Paragraph(
             "For each model, prompt and opponent, each variant is compared with the default game "
-            "run by run (runs paired by repetition): Δ is variant minus default total points, "
-            "with a 95% bootstrap interval (bold when it excludes 0). Persistence is how much of "
-            "the default game's behaviour survives in the variant: 1 minus the total-variation "
-            "distance between player 0's move distributions by strategic role, at the start and "
-            "after each opponent move. High persistence under a label-only change is robustness; "
-            "under a payoff change it is a canonical strategy carried over while the incentives "
-            "moved."
+            "run by run (runs paired by seed and repetition). Each cell shows Δ, the variant "
+            "minus the default averaged over the paired runs, its 95% interval and p-value by "
+            "the paired t-test (each run its own cluster; where a cell holds several seeds and "
+            "a seed several runs, the runs of one seed form a cluster and the t is "
+            "cluster-robust, CR1), in parentheses the p-value Holm-adjusted across the "
+            "comparisons of its table (one table per metric, one family of tests, stated under "
+            "it), and the number of pairs. Bold: the Holm-adjusted p-value is below 0.05. The "
+            "paired percentile bootstrap gives intervals of the same differences too "
+            "(docs/statistics.md). Persistence is how much of the default game's behaviour "
+            "survives in the variant: 1 minus the total-variation distance between player 0's "
+            "move distributions by strategic role, at the start and after each opponent move. "
+            "High persistence under a label-only change is robustness; under a payoff change it "
+            "is a canonical strategy carried over while the incentives moved."
         )
     )
     variants = list(dict.fromkeys(c.variant_game for c in cells))
     by_key = {(c.model, c.prompt, c.opponent, c.variant_game): c for c in cells}
-    rows = []
-    for model, prompt, opponent in dict.fromkeys((c.model, c.prompt, c.opponent) for c in cells):
-        row: list[object] = [model, prompt, opponent]
+    rows = list(dict.fromkeys((c.model, c.prompt, c.opponent) for c in cells))
+    columns = ["model", "prompt", "opponent", *(f"{v} − {default}" for v in variants)]
+    for metric in analysis.metrics:
+        what, caption = _PAIRED_TEXT[metric]
+        body = []
+        for model, prompt, opponent in rows:
+            row: list[object] = [model, prompt, opponent]
+            for v in variants:
+                c = by_key.get((model, prompt, opponent, v))
+                d = c.differences.get(metric) if c is not None else None
+                row.append(CellView("–" if d is None else d.text(pa.DECIMALS[metric]),
+                                    "num best" if pa.claimed(d) else "num"))  # fmt: skip
+            body.append(row)
+        blocks.append(
+            make_table(
+                f"Paired differences: {what}",
+                f"{caption}, per model, prompt and opponent: Δ [95% interval], p (Holm), pairs.",
+                columns, body, note=_with_floor(analysis.statements.get(metric, ""), report,
+                                                metric, family),
+            )
+        )  # fmt: skip
+    persistence = []
+    for model, prompt, opponent in rows:
+        row = [model, prompt, opponent]
         for v in variants:
             c = by_key.get((model, prompt, opponent, v))
-            significant = c is not None and c.points is not None and c.points.significant
-            row.append(CellView(ct.describe(c.points if c else None),
-                                "num best" if significant else "num"))  # fmt: skip
             score = c.persistence.score if c else None
             row.append(CellView("–" if score is None else f"{score:.2f}", "num"))
-        rows.append(row)
-    columns = ["model", "prompt", "opponent"]
-    for v in variants:
-        columns += [f"Δ points {v}", f"persistence {v}"]
+        persistence.append(row)
     blocks.append(
         make_table(
-            "Default vs variants, cell by cell",
-            "Paired differences of total points and canonical-strategy persistence.",
-            columns,
-            rows,
+            "Canonical-strategy persistence, cell by cell",
+            "1 = the default game's behaviour unchanged in the variant, 0 = none of it left.",
+            ["model", "prompt", "opponent", *variants],
+            persistence,
         )
     )
     return blocks + _paired_views(cells, default)
+
+
+_FLOOR_METRICS = {"points": "score", "cooperation": "cooperation"}
+"""The paired tables' metrics with a noise floor: player 0's per-episode score and cooperation."""
+
+
+def _with_floor(note: str, report: ReportData, metric: str, family: list[str]) -> str:
+    """The table's note, and under it the noise floor its differences must beat, where the
+    experiment played replicate cells of the family's games (`replicates:`)."""
+    if metric not in _FLOOR_METRICS:
+        return note
+    floor = noise_floor(report, _FLOOR_METRICS[metric], where=lambda key: key[2] in family)
+    if floor is None:
+        return note
+    return f"{note} {floor.note(pa.DECIMALS[metric])}".strip()
 
 
 def _png(figure: Figure) -> bytes:
     return figure_png(figure, dpi=DPI)
 
 
-def _paired_views(cells: Sequence[ct.PairedCell], default: str) -> list[Block]:
+def _paired_views(cells: Sequence[pa.PairedCell], default: str) -> list[Block]:
     """A paired-difference plot per model when there are few models, one heat map of the family
     otherwise; one persistence heat map of the family either way (heat maps as tables)."""
     blocks: list[Block] = []

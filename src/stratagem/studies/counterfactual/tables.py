@@ -1,4 +1,4 @@
-"""seed-003's result tables, its paired counterfactual analysis and its plots, from the store.
+"""seed-003's result tables, from the store (the paired analysis: `paired_analysis`).
 
 The study's tables (spec §5.8, §7) have one row per model and prompt of player 0 (zs, cot, spp,
 sc-zs, sc-cot, sc-spp) and one column per opponent (the LLM opponents zs, spp, cot, then the bots
@@ -6,20 +6,17 @@ SREP, PP, MF or AP, TFT); a cell is mean ± sample sd over the runs, 1 decimal, 
 each column is bold (the highest; for m, the lowest). Efficiency (Tables 13, 23) pools the
 opponents per game; validity (Tables 14, 24) pools everything per model.
 
-The paired analysis (ours, not the paper's) compares each variant with its default game cell by
-cell: same model, prompt and opponent, runs paired by repetition. Episodes played by stratagem and
-imported ones (docs/episode-format.md) alike: row = the agent's (or player 0's) name, column = the
-opponent's, run = the spec's repetition (or `iteration`, or the seed).
+Episodes played by stratagem and imported ones (docs/episode-format.md) alike: row = the agent's
+(or player 0's) name, column = the opponent's, run = the spec's seed and repetition (or
+`iteration`, or the seed).
 """
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from stratagem.analysis import paired
 from stratagem.analysis.episodes import EpisodeData, load_episodes
 from stratagem.analysis.games import catalog_name
 from stratagem.errors import StratagemError
@@ -32,7 +29,7 @@ from stratagem.strategies.counterfactual_bots import (
     SingleRoundEquilibrium,
 )
 from stratagem.strategies.registry import get_strategy
-from stratagem.studies.counterfactual.game import CounterfactualGame, total_points
+from stratagem.studies.counterfactual.game import CounterfactualGame
 from stratagem.studies.counterfactual.metrics import game_metrics, mean_sd
 
 ROW_ORDER = ("zs", "cot", "spp", "sc-zs", "sc-cot", "sc-spp")
@@ -80,6 +77,9 @@ class StudyGame:
     data: CounterfactualGame
     metrics: Mapping[str, float | None]  # `counterfactual.game_metrics`, computed once
     episode_id: str = ""
+    seed: str = ""
+    """The run's seed: the runs of one seed share its chance moves (a cluster of the paired
+    analysis)."""
 
 
 def _default_and_variant(record: EpisodeRecord) -> tuple[str, str]:
@@ -123,11 +123,15 @@ def _opponent_column(spec: str, kind: str | None, n_actions: int) -> str:
     return spec
 
 
+def _seed(record: EpisodeRecord) -> str:
+    return str((record.spec or {}).get("seed", record.seed))
+
+
 def _run(record: EpisodeRecord) -> str:
     spec = record.spec or {}
     for key in ("repetition", "iteration"):
         if key in spec:
-            return f"{spec.get('seed', record.seed)}:{spec[key]}"
+            return f"{_seed(record)}:{spec[key]}"
     return str(record.seed)
 
 
@@ -199,6 +203,7 @@ def study_games(
                 data=data,
                 metrics=game_metrics(data, opponent_spec, tp=tp),
                 episode_id=record.id,
+                seed=_seed(record),
             )
         )
     return out, skipped
@@ -224,13 +229,13 @@ class StudyTable:
     table_number: int | None = None
 
 
-def _rank(value: str, order: Sequence[str]) -> tuple[int, str]:
+def rank(value: str, order: Sequence[str]) -> tuple[int, str]:
     """Sort key: the study's order first, then the other names alphabetically."""
     return (order.index(value) if value in order else len(order), value)
 
 
 def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
-    return sorted(dict.fromkeys(values), key=lambda v: _rank(v, order))
+    return sorted(dict.fromkeys(values), key=lambda v: rank(v, order))
 
 
 def families(games: Sequence[StudyGame]) -> dict[str, list[str]]:
@@ -371,7 +376,7 @@ def exploitability_table(games: Sequence[StudyGame], family: Sequence[str]) -> S
     mine = [g for g in games if g.game in family]
     bots = [c for c in _ordered((g.opponent for g in mine), COLUMN_ORDER) if c in _BOTS]
     rows = sorted({(g.model, g.prompt, g.game) for g in mine}, key=lambda r: (
-        r[0], _rank(r[1], ROW_ORDER), family.index(r[2])))  # fmt: skip
+        r[0], rank(r[1], ROW_ORDER), family.index(r[2])))  # fmt: skip
     cells: dict[tuple[str, str, str, str], list[StudyGame]] = defaultdict(list)
     for g in mine:
         cells[(g.model, g.prompt, g.game, g.opponent)].append(g)
@@ -400,78 +405,7 @@ _BOTS = ("srep", "pp", "mf", "ap", "tft")
 
 
 def _row_key(row: tuple[str, str]) -> tuple[str, tuple[int, str]]:
-    return row[0], _rank(row[1], ROW_ORDER)
-
-
-# -- the paired analysis (ours) --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PairedCell:
-    model: str
-    prompt: str
-    opponent: str
-    variant_game: str
-    variant: str
-    points: paired.PairedDifference | None
-    """Variant minus default total points over the runs both have; None without a pair."""
-    persistence: paired.Persistence
-    counts: tuple[paired.FloatArray, paired.FloatArray] = field(repr=False, compare=False)
-    """Default and variant context counts, kept for the interval (computed when asked)."""
-    n_boot: int = 1000
-    seed: int = 0
-
-    @functools.cached_property
-    def persistence_ci(self) -> tuple[float | None, float | None]:
-        """Bootstrap interval of the persistence score; computed on demand, since the report
-        shows only the score (1,500 cells of seed-003's games would spend a second on it)."""
-        d, v = self.counts
-        return paired.interval_of_counts(d, v, n_boot=self.n_boot, seed=self.seed)
-
-
-def paired_cells(
-    games: Sequence[StudyGame], family: Sequence[str], *, n_boot: int = 1000, seed: int = 0
-) -> list[PairedCell]:
-    """Default vs each variant, per model, prompt and opponent (runs paired by repetition)."""
-    default = family[0]
-    by_cell: dict[tuple[str, str, str, str], dict[str, StudyGame]] = defaultdict(dict)
-    for g in games:
-        if g.game in family:
-            by_cell[(g.model, g.prompt, g.opponent, g.game)][g.run] = g
-    out = []
-    keys = sorted({(m, p, o) for m, p, o, _ in by_cell}, key=lambda k: (
-        k[0], _rank(k[1], ROW_ORDER), _rank(k[2], COLUMN_ORDER)))  # fmt: skip
-    for model, prompt, opponent in keys:
-        base = by_cell.get((model, prompt, opponent, default), {})
-        if not base:
-            continue
-        n_actions = len(next(iter(base.values())).data.labels)
-        # Counted once, compared with every variant.
-        d_counts = paired.context_counts([g.data.moves for g in base.values()], n_actions)
-        for game in family[1:]:
-            other = by_cell.get((model, prompt, opponent, game), {})
-            if not other:
-                continue
-            runs = sorted(set(base) & set(other))
-            points = (
-                paired.paired_difference(
-                    [total_points(base[r].data) for r in runs],
-                    [total_points(other[r].data) for r in runs],
-                    n_boot=n_boot,
-                    seed=seed,
-                )
-                if runs
-                else None
-            )
-            v_counts = paired.context_counts([g.data.moves for g in other.values()], n_actions)
-            out.append(
-                PairedCell(
-                    model, prompt, opponent, game, next(iter(other.values())).variant, points,
-                    paired.persistence_of_counts(d_counts, v_counts),
-                    (d_counts, v_counts), n_boot, seed,
-                )
-            )  # fmt: skip
-    return out
+    return row[0], rank(row[1], ROW_ORDER)
 
 
 def action_shares(
@@ -488,12 +422,3 @@ def action_shares(
             if own is not None:
                 counts[own] += 1
     return {key: tuple(c / sum(cs) for c in cs) for key, cs in totals.items() if sum(cs)}
-
-
-def describe(value: paired.PairedDifference | None) -> str:
-    """A paired difference as text: `+3.0 [+1.0, +5.0]`."""
-    if value is None:
-        return "–"
-    if value.ci_low is None or value.ci_high is None:
-        return f"{value.mean_diff:+.1f}"
-    return f"{value.mean_diff:+.1f} [{value.ci_low:+.1f}, {value.ci_high:+.1f}]"

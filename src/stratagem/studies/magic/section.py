@@ -1,5 +1,7 @@
 """The report section of seed-004's MAgIC study: the leaderboard of challengers, their radar
-chart, the game-theory detail table, the PGM gains and a Bradley-Terry rating of every entity.
+chart, the game-theory detail table, the PGM gains, the comparisons of challengers with intervals
+and Holm-adjusted p-values (`comparison_section`), and the ratings of every entity
+(`rating_section`: Bradley-Terry, deviation ratings, ratings by role, the capability profile).
 
 It appears whenever a report holds episodes of MAgIC's five games (§3). The numbers come from
 `extract` (stored episodes -> `records.MagicGame`, the challenger and the defender of each game)
@@ -18,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.noise_floor import NoiseFloor, noise_floor
 from stratagem.analysis.plots import figure_png
-from stratagem.analysis.rating import RatingTable, bradley_terry
 from stratagem.analysis.report_data import ReportData, listing, plural
 from stratagem.analysis.report_views import (
     Block,
@@ -34,13 +36,15 @@ from stratagem.analysis.report_views import (
     plot_view,
 )
 from stratagem.errors import StratagemError
+from stratagem.studies.magic.comparison_section import comparison_blocks, win_share_values
 from stratagem.studies.magic.explain import explanations
-from stratagem.studies.magic.extract import MagicData, magic_data, rating_results
+from stratagem.studies.magic.extract import MagicData, magic_data
 from stratagem.studies.magic.leaderboard import EntityMetrics, Estimate, leaderboard
 from stratagem.studies.magic.options import MagicAnalysis, MetricOptions
 from stratagem.studies.magic.pgm_gain import PgmComparison, pgm_comparisons
 from stratagem.studies.magic.plots import radar_figure
 from stratagem.studies.magic.radar import radar_values
+from stratagem.studies.magic.rating_section import rating_blocks
 from stratagem.studies.magic.records import MagicGame
 
 SECTION_ID = "magic"
@@ -322,51 +326,6 @@ def pgm_table(c: PgmComparison, options: MetricOptions) -> Block:
     )
 
 
-def rating_blocks(data: MagicData) -> list[Block]:
-    blocks: list[Block] = [Heading("Bradley-Terry rating")]
-    results, costs = rating_results(data)
-    if not results:
-        return [
-            *blocks,
-            Note("No MAgIC game has seats of two different entities, so there is nothing to rate."),
-        ]
-    table: RatingTable = bradley_terry(
-        results, balance_types=True, n_boot=RATING_BOOT, level=LEVEL, seed=SEED, cost_per_game=costs
-    )
-    rows = [
-        [
-            r.entity,
-            CellView(
-                f"{r.rating:.0f}"
-                + ("" if r.ci_low is None else f" ({r.ci_low:.0f}–{r.ci_high:.0f})"),
-                "num",
-            ),
-            r.games,
-            CellView(f"{r.wins} / {r.ties} / {r.losses}", "num"),
-            money_cell(r.cost_per_game),
-        ]
-        for r in table.ratings
-    ]
-    types = listing(sorted({r.game_type for r in results}))
-    blocks.append(
-        make_table(
-            "Bradley-Terry rating",
-            "Every MAgIC game of the experiment, each reduced to the pairs of its seats held by "
-            "different entities (model|architecture), the higher score winning: credits in "
-            "Chameleon and Undercover, final scores in the Prisoner's Dilemma and Public Good, "
-            "the share of the fee left unpaid in Cost Sharing (equal shares tie; a failed "
-            f"negotiation is a tie). Game types ({types}) weigh equally and each game's pairs "
-            "share one game's weight. Elo-like scale: mean 1500, 400 points = odds of 10 to 1; "
-            f"{LEVEL:.0%} intervals from {RATING_BOOT:,} bootstrap refits over games. W / T / L "
-            "count pairwise comparisons; Cost is per game over all of the entity's seats.",
-            ["Entity", "Rating", "Games", "W / T / L", "Cost / game"],
-            rows,
-            fold=False,
-        )
-    )
-    return blocks
-
-
 def invalid_blocks(
     data: MagicData, rows: Sequence[EntityMetrics], options: MetricOptions
 ) -> list[Block]:
@@ -447,6 +406,18 @@ def _competition_text(games: Sequence[MagicGame]) -> str:
     )
 
 
+def _noise_floor(
+    report: ReportData, games: Sequence[MagicGame], options: MetricOptions
+) -> NoiseFloor | None:
+    """The noise floor of the comparisons' win rates (in %), where the experiment played
+    replicate cells (`replicates:`): each copy's game against its cell's game."""
+    if not report.replicates:
+        return None
+    copies = magic_data(report.store, report.config, report.replicates).games
+    values = win_share_values([*games, *copies], options)
+    return noise_floor(report, "win share", values={k: 100 * v for k, v in values.items()})
+
+
 def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Section]:
     """The section, shown whenever the report holds MAgIC episodes."""
     data = magic_data(report.store, report.config, episodes)
@@ -476,6 +447,12 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
         section.blocks += radar_blocks(rows)
         section.blocks += detail_blocks(rows, options)
         section.blocks += pgm_blocks(data.games, options)
+        section.blocks += comparison_blocks(
+            data.games, rows, options, vanilla=VANILLA_ARCH, pgm=PGM_ARCH
+        )
+        floor = _noise_floor(report, data.games, options)
+        if floor is not None:
+            section.blocks.append(Note(floor.note(1)))
     else:
         rows = ()
         section.blocks.append(
@@ -484,7 +461,7 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
                 "(two entities), so there is no leaderboard, radar or PGM gain to show."
             )
         )
-    section.blocks += rating_blocks(data)
+    section.blocks += rating_blocks(data, rows, n_boot=RATING_BOOT, level=LEVEL, seed=SEED)
     if data.games:
         section.blocks += invalid_blocks(data, rows, options)
     return [section]

@@ -13,6 +13,7 @@ from stratagem.analysis.report_views import (
     make_table,
 )
 from stratagem.studies.thesis.dataset import DATASET_COLUMNS
+from stratagem.studies.thesis.report_comparisons import comparison_blocks
 from stratagem.studies.thesis.report_data import ThesisData
 from stratagem.studies.thesis.tables import ARCH_TITLES, Table, thesis_tables
 
@@ -120,6 +121,7 @@ def tables_section(data: ThesisData) -> Section:
             current = arch
             section.blocks.append(Heading(ARCH_TITLES.get(arch, f"{arch} agent")))
         section.blocks.append(_thesis_table(kind, table))
+    section.blocks.extend(comparison_blocks(data))
     n = len(data.dataset)
     dataset_rows = [[row.get(c) for c in DATASET_COLUMNS] for row in data.dataset]
     if n <= MAX_DATASET_ROWS:

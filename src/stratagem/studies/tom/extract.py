@@ -421,6 +421,7 @@ def _game(
         baseline_focal=by_default,
         repairs=read.repairs,
         duplicates=read.duplicates,
+        seed=episode.record.seed,
     )
 
 

@@ -164,6 +164,9 @@ class TomGame:
     duplicates: tuple[str, ...] = ()
     """Belief rows repeating a (turn, seat, phase, order) already read, each named: the first
     stored row is used, and the report says how many were ignored."""
+    seed: int | str | None = None
+    """The episode's seed: with `instance`, what pairs a game with its twin in another group
+    (`section_comparisons`)."""
 
     def __post_init__(self) -> None:
         where = f"game {self.episode_id}"

@@ -1,5 +1,6 @@
 """The report section of seed-002's ToM study: belief accuracy (§4), proposals (§5), decisions
-(§6, Table 1), and the additions the paper does not report: outcomes (§7) and calibration.
+(§6, Table 1), and the additions the paper does not report: outcomes (§7), the groups compared
+with intervals and Holm-adjusted p-values (`section_comparisons`), and calibration.
 
 It appears whenever a report holds TradeCraft games played by the ToM-reporting agent. The
 numbers come from `extract` (stored episodes -> `records.TomGame`) and the study's metric
@@ -48,6 +49,7 @@ from stratagem.studies.tom.section_blocks import (
     decision_blocks,
     outcome_blocks,
 )
+from stratagem.studies.tom.section_comparisons import comparison_blocks
 
 SECTION_ID = "tom"
 TITLE = "Theory of mind (seed-002)"
@@ -352,5 +354,6 @@ def tom_sections(
     section.blocks += proposal_blocks(games, options)
     section.blocks += decision_blocks(games, options, DPI)
     section.blocks += outcome_blocks(games, options)
+    section.blocks += comparison_blocks(games, options)
     section.blocks += calibration_blocks(games, options)
     return [section]

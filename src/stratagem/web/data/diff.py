@@ -1,5 +1,7 @@
 """A cell-level diff of two experiments (issue 25 item 6): for each cell both hold, each general
-metric's difference B - A with a paired bootstrap interval (`analysis.paired.paired_difference`).
+metric's difference B - A with its t interval and p-value (`analysis.comparisons.compare_paired`),
+the p-values Holm-adjusted across every difference the diff shows (one table, one family:
+`analysis.multiple`; the sentence under the table is `correction`).
 
 Cells are `analysis.cells.cell_key`'s (model x agent x game x opponent or line-up x rounds), as
 the cells table groups them. **What is paired**: within a cell, the episodes at the same spec
@@ -16,26 +18,38 @@ that is not a matrix game, is left out of that metric only, so its `n` is smalle
 invalid rate, and the episode's spend in dollars (every seat's calls). A difference is the mean
 of the per-pair differences, so each episode counts once whatever its number of moves (the cells
 table pools the moves of a cell instead).
+
+**Clusters.** The repetitions of one seed share its chance moves: when a cell's pairs span
+several seeds and a seed holds several pairs, the pairs are clustered by seed (the cluster-robust
+t); else, when one position holds several pairs, by position; else each pair is its own cluster,
+the paired t (`analysis.pair_clusters`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.analysis.cells import CellKey, order_key
-from stratagem.analysis.paired import paired_difference
+from stratagem.analysis.comparisons import Comparison, compare_paired
+from stratagem.analysis.multiple import adjust_comparisons
+from stratagem.analysis.pair_clusters import shared_clusters
 from stratagem.analysis.tallies import EpisodeTally
 
-N_BOOT = 2000
 LEVEL = 0.95
-SEED = 0
-"""The bootstrap's replicates, interval level and seed: every diff of the same data is equal."""
+"""The intervals' level."""
+
+PAIRED_BY = "seed and repetition"
 
 Position = tuple[str, str]
 """(seed, repetition) as text: what makes two episodes of one cell the same episode."""
+
+PairKey = tuple[str, str, int]
+"""A pair: its position, and its rank among the pairs at that position (store order)."""
+
+Values = dict[str, float | None]
 
 
 @dataclass
@@ -71,18 +85,34 @@ def episode_metrics(
     return out
 
 
-def _pairs(
-    a: CellEpisodes, b: CellEpisodes
-) -> list[tuple[dict[str, float | None], dict[str, float | None]]]:
-    by_position: dict[Position, list[dict[str, float | None]]] = defaultdict(list)
+def _pairs(a: CellEpisodes, b: CellEpisodes) -> dict[PairKey, tuple[Values, Values]]:
+    by_position: dict[Position, list[Values]] = defaultdict(list)
     for position, values in b.episodes:
         by_position[position].append(values)
-    out = []
+    out: dict[PairKey, tuple[Values, Values]] = {}
+    taken: dict[Position, int] = defaultdict(int)
     for position, values in a.episodes:
         partners = by_position.get(position)
         if partners:
-            out.append((values, partners.pop(0)))
+            out[(*position, taken[position])] = (values, partners.pop(0))
+            taken[position] += 1
     return out
+
+
+def _compare(a: dict[PairKey, float], b: dict[PairKey, float]) -> Comparison:
+    """B minus A over these pairs, clustered by seed, else by position, where that clusters
+    anything (module docstring)."""
+    keys = list(a)
+    levels: tuple[tuple[str, dict[PairKey, Hashable]], ...] = (
+        ("seed", {k: k[0] for k in keys}),
+        ("seed and repetition", {k: k[:2] for k in keys}),
+    )
+    for cluster_by, groups in levels:
+        clusters = shared_clusters(keys, groups)
+        if clusters is not None:
+            return compare_paired(a, b, paired_by=PAIRED_BY, clusters=clusters,
+                                  cluster_by=cluster_by, level=LEVEL)  # fmt: skip
+    return compare_paired(a, b, paired_by=PAIRED_BY, level=LEVEL)
 
 
 def _metric_names(a: CellEpisodes, b: CellEpisodes) -> list[str]:
@@ -92,32 +122,36 @@ def _metric_names(a: CellEpisodes, b: CellEpisodes) -> list[str]:
     return list(names)
 
 
-def cell_diff(a: CellEpisodes, b: CellEpisodes) -> dict[str, Any]:
-    """One shared cell: its pairs, what was left unpaired, and each metric's paired difference."""
+def cell_comparisons(
+    a: CellEpisodes, b: CellEpisodes
+) -> tuple[dict[str, Any], dict[str, Comparison]]:
+    """One shared cell: its label with its pairs and what was left unpaired, and each metric's
+    paired difference (not yet adjusted)."""
     pairs = _pairs(a, b)
-    metrics = []
+    out: dict[str, Comparison] = {}
     for name in _metric_names(a, b):
-        both = [(x[name], y[name]) for x, y in pairs if x.get(name) is not None
-                and y.get(name) is not None]  # fmt: skip
-        if not both:
-            continue
-        d = paired_difference(
-            [float(x) for x, _ in both if x is not None],
-            [float(y) for _, y in both if y is not None],
-            n_boot=N_BOOT,
-            level=LEVEL,
-            seed=SEED,
-        )
-        metrics.append({"metric": name, "a": d.mean_default, "b": d.mean_variant,
-                        "diff": d.mean_diff, "ci_low": d.ci_low, "ci_high": d.ci_high,
-                        "n": d.n})  # fmt: skip
-    return {
+        xs: dict[PairKey, float] = {}
+        ys: dict[PairKey, float] = {}
+        for key, (x, y) in pairs.items():
+            vx, vy = x.get(name), y.get(name)
+            if vx is not None and vy is not None:
+                xs[key], ys[key] = float(vx), float(vy)
+        if xs:
+            out[name] = _compare(xs, ys)
+    cell = {
         **a.label,
         "pairs": len(pairs),
         "unpaired_a": len(a.episodes) - len(pairs),
         "unpaired_b": len(b.episodes) - len(pairs),
-        "metrics": metrics,
     }
+    return cell, out
+
+
+def _metric_row(name: str, c: Comparison) -> dict[str, Any]:
+    return {"metric": name, "a": c.mean_a, "b": c.mean_b, "diff": c.estimate,
+            "ci_low": c.ci_low, "ci_high": c.ci_high, "p": c.p, "p_adjusted": c.p_adjusted,
+            "n": c.n, "clusters": c.clusters, "cluster_by": c.cluster_by,
+            "method": c.method}  # fmt: skip
 
 
 def diff(a: Mapping[CellKey, CellEpisodes], b: Mapping[CellKey, CellEpisodes]) -> dict[str, Any]:
@@ -128,10 +162,18 @@ def diff(a: Mapping[CellKey, CellEpisodes], b: Mapping[CellKey, CellEpisodes]) -
         return [{**side[k].label, "episodes": len(side[k].episodes)} for k in keys]
 
     shared = sorted((k for k in a if k in b), key=order_key)
+    compared = [cell_comparisons(a[k], b[k]) for k in shared]
+    adjusted, correction = adjust_comparisons([c for _, cs in compared for c in cs.values()])
+    found = iter(adjusted)
+    cells = [
+        {**cell, "metrics": [_metric_row(name, next(found)) for name in comparisons]}
+        for cell, comparisons in compared
+    ]
     return {
         "level": LEVEL,
-        "n_boot": N_BOOT,
-        "cells": [cell_diff(a[k], b[k]) for k in shared],
+        "paired_by": PAIRED_BY,
+        "correction": correction,
+        "cells": cells,
         "only_a": alone(a, b),
         "only_b": alone(b, a),
     }

@@ -210,8 +210,8 @@ class Sources:
 
     def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
         """The cell-level diff of experiment `b` against `a`, each (source, experiment id)
-        (`diff`: paired differences with bootstrap intervals), from the episodes' metrics read
-        with each side's `cells`."""
+        (`diff`: paired differences with t intervals and Holm-adjusted p-values), from the
+        episodes' metrics read with each side's `cells`."""
         sides = [self._kept(*a).metrics, self._kept(*b).metrics]
         refs = {k: {"source": s, "experiment": x} for k, (s, x) in zip("ab", (a, b), strict=True)}
         return {**refs, **diff(sides[0], sides[1])}

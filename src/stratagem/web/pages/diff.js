@@ -66,7 +66,19 @@ window.StratagemPages.diff = (() => {
     ];
   }
 
-  // "#/diff/<sa>/<ea>/<sb>/<eb>": each shared cell's metrics, A, B, B - A and its interval.
+  // A p-value as the report prints it (analysis.comparisons.format_p): two significant digits.
+  function pValue(p) {
+    if (p === null || p === undefined) return "—";
+    return p < 0.001 ? "<0.001" : String(Number(p.toPrecision(2)));
+  }
+
+  // "6", or "6 in 3 clusters by seed" where the pairs were clustered.
+  function pairs(kit, m) {
+    return m.cluster_by === null ? kit.fmt(m.n) : `${kit.fmt(m.n)} in ${m.clusters} clusters by ${m.cluster_by}`;
+  }
+
+  // "#/diff/<sa>/<ea>/<sb>/<eb>": each shared cell's metrics, A, B, B - A, its interval, its p-value
+  // and the p-value Holm-adjusted across the table.
   async function page(kit, sa, ea, sb, eb) {
     const got = await kit.api("/api/diff", { a: `${sa}/${ea}`, b: `${sb}/${eb}` });
     kit.setCrumbs(kit.el("a", { href: ["diff"] }, "diff"));
@@ -79,7 +91,9 @@ window.StratagemPages.diff = (() => {
         kit.fmt(m.b),
         kit.fmt(m.diff),
         m.ci_low === null ? "—" : `[${kit.fmt(m.ci_low)}, ${kit.fmt(m.ci_high)}]`,
-        kit.fmt(m.n),
+        pValue(m.p),
+        pValue(m.p_adjusted),
+        pairs(kit, m),
       ]);
     });
     const side = (name, s, x) => kit.el("div", {}, kit.el("b", {}, name + " "), kit.el("a", { href: ["x", s, x] }, `${s}/${x}`));
@@ -87,10 +101,15 @@ window.StratagemPages.diff = (() => {
       kit.el("h1", {}, "Diff of two experiments"),
       side("A", sa, ea),
       side("B", sb, eb),
-      kit.el("p", { class: "muted" }, `Paired by seed and repetition within each cell; ${Math.round(got.level * 100)}% paired bootstrap intervals (${got.n_boot} resamples).`),
+      kit.el(
+        "p",
+        { class: "muted" },
+        `Paired by ${got.paired_by} within each cell; ${Math.round(got.level * 100)}% intervals and p-values of the paired t-test, cluster-robust (CR1) where a cell's pairs are clustered: by seed when it holds several seeds and a seed several pairs (docs/statistics.md).`,
+      ),
       rows.length
-        ? kit.table(["Cell", "Metric", "A", "B", "B − A", "Interval", "n pairs"], rows)
+        ? kit.table(["Cell", "Metric", "A", "B", "B − A", "Interval", "p", "Holm p", "n pairs"], rows)
         : kit.el("p", { class: "muted" }, "The two experiments share no cell."),
+      rows.length && got.correction ? kit.el("p", { class: "muted diff-correction" }, got.correction) : null,
       alone(kit, "Cells only in A", got.only_a),
       alone(kit, "Cells only in B", got.only_b),
     ];

@@ -1,0 +1,125 @@
+"""The ToM section's comparisons between groups, with intervals and Holm-adjusted p-values: the
+paper compares the groups by eye (seed-002 §11.2: "the V_2 group tends to show slightly improved
+first-order accuracy compared to the V_1 group"), from one game per model, group and instance.
+
+**What is compared**, per model:
+
+- belief accuracy, the V2 group against the V1 group (the two that report V1): each game's mean
+  KL(V0 opponent ‖ V1 focal) over its turns with both reports (`belief_accuracy`, same ε);
+- the focal agent's wins (it alone crafted its target, §7), the V1 and the V2 group each against
+  the V0 group: does asking for ToM reports change how games end?
+
+**Pairs.** A game of one group and a game of another are a pair when they share the task
+instance and the seed: the same hands and targets, and the same draws. Several seeds of one
+instance are a cluster (they share the instance's deal); games of one group with one key are
+averaged. `analysis.cell_comparison.compare_cells` chooses the test: the cluster-robust t by
+instance when an instance holds several pairs, McNemar's test for wins with one pair per
+instance, the paired t otherwise, and Welch's unpaired t for groups played on different
+instances or seeds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+
+from stratagem.analysis.cell_comparison import compare_cells
+from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.report_views import Block, Heading, Note
+from stratagem.errors import StratagemError
+from stratagem.studies.tom.belief_accuracy import kl_points
+from stratagem.studies.tom.options import TomOptions
+from stratagem.studies.tom.records import Group, TomGame
+
+PAIRED_BY = "task instance and seed"
+CLUSTER_BY = "instance"
+KL = "KL(V0 opponent ‖ V1 focal), per game"
+WIN = "focal win"
+COMPARED: tuple[tuple[str, Group, Group], ...] = (
+    (KL, "V1", "V2"),
+    (WIN, "V0", "V1"),
+    (WIN, "V0", "V2"),
+)
+"""(measure, A, B): B − A."""
+
+Key = tuple[str, Hashable]
+"""(instance, seed)."""
+Values = dict[tuple[str, str, Group], dict[Key, float]]
+"""(measure, model, group) -> pairing key -> value (games of one key averaged)."""
+
+
+def game_values(games: Sequence[TomGame], options: TomOptions) -> Values:
+    """Each game's mean KL (games with a pair of reports) and focal win, by cell and key."""
+    per_game: dict[str, list[float]] = defaultdict(list)
+    for p in kl_points(games, options):
+        per_game[p.episode_id].append(p.kl)
+    found: dict[tuple[str, str, Group], dict[Key, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for g in games:
+        key: Key = (g.instance, g.seed)
+        won = g.outcome == "win" and g.winners == (g.focal,)
+        found[(WIN, g.model, g.group)][key].append(1.0 if won else 0.0)
+        kls = per_game.get(g.episode_id)
+        if kls:
+            found[(KL, g.model, g.group)][key].append(sum(kls) / len(kls))
+    return {cell: {k: sum(v) / len(v) for k, v in keys.items()} for cell, keys in found.items()}
+
+
+def comparison_rows(games: Sequence[TomGame], options: TomOptions) -> list[ComparedRow]:
+    """Every comparison both of whose cells have games (unadjusted), by model, at the
+    options' interval level (the study's 90%, as its bootstrap intervals)."""
+    values = game_values(games, options)
+    out: list[ComparedRow] = []
+    for model in sorted({g.model for g in games}):
+        for measure, a, b in COMPARED:
+            va, vb = values.get((measure, model, a)), values.get((measure, model, b))
+            if not va or not vb:
+                continue
+            labels = (model, measure, f"{b} group", f"{a} group")
+            clusters = {k: k[0] for k in (*va, *vb)}
+            try:
+                c = compare_cells(
+                    va, vb, paired_by=PAIRED_BY, clusters=clusters, cluster_by=CLUSTER_BY,
+                    level=options.level,
+                )  # fmt: skip
+            except StratagemError as exc:
+                out.append(ComparedRow(labels, None, f"not compared: {exc}"))
+                continue
+            out.append(ComparedRow(labels, c))
+    return out
+
+
+def comparison_blocks(games: Sequence[TomGame], options: TomOptions) -> list[Block]:
+    """The comparisons heading and table (or why there is none)."""
+    blocks: list[Block] = [Heading("Comparisons between groups (beyond the paper)")]
+    found = comparison_rows(games, options)
+    if not found:
+        return [
+            *blocks,
+            Note(
+                "No model was played in two groups that can be compared here (V2 against V1 "
+                "for belief accuracy, V1 and V2 against V0 for the focal agent's wins)."
+            ),
+        ]
+    caption = (
+        "Per model, B − A between groups: the mean KL of a game (over its turns with a focal "
+        f"V1 and the opponent's V0, ε = {options.epsilon:g}; lower is closer), V2 group "
+        "against V1 group; and the focal agent's wins (1 when it alone crafted its target), "
+        f"V1 and V2 group against V0 group. Games paired by {PAIRED_BY} (games of one group "
+        "with both alike averaged); cluster-robust t by instance where an instance holds "
+        "several pairs, McNemar's test for wins with one pair per instance, the paired t "
+        "otherwise, Welch's unpaired t where the groups share no instance and seed; "
+        f"{options.level:.0%} intervals. A and B are means over the games compared."
+    )
+    table = comparison_table(
+        "Groups compared",
+        caption,
+        ["Model", "Measure", "B", "A"],
+        found,
+        decimals=3,
+        unit="game",
+        level=options.level,
+        tag="seed-002 §11.2, beyond the paper",
+    )
+    return [*blocks, table]
