@@ -17,8 +17,10 @@ from stratagem.cli import (
     doctor,
     examples,
     magic,
+    planning,
     play,
     plugin_list,
+    rescore,
     running,
     scaffold,
     stores,
@@ -34,6 +36,7 @@ _COMMANDS = (
     catalog,
     strategy_runs,
     running,
+    planning,
     play,
     stores,
     doctor,
@@ -42,6 +45,7 @@ _COMMANDS = (
     view,
     plugin_list,
     scaffold,
+    rescore,
 )
 
 

@@ -18,16 +18,17 @@ if TYPE_CHECKING:
     from stratagem.experiments.runner import Runner, RunSummary
 
 
-def plan_and_run(
-    runner: Runner, plan: Plan, confirm: ConfirmConfig, where: str, *, dry_run: bool, yes: bool
-) -> RunSummary | None:
-    """The run's summary, or None for a dry run. `where` names the command or file in errors.
-    Exit 1 when the person declines, 130 on Ctrl-C (finished episodes are kept)."""
+def confirm_plan(
+    plan: Plan, confirm: ConfirmConfig, where: str, *, dry_run: bool, yes: bool
+) -> bool:
+    """Print the plan; False for a dry run, True once the run may start: asked first when the
+    plan is above the `confirm` bounds (refused without a terminal to ask, unless `yes`).
+    Exit 1 when the person declines. `where` names the command or file in errors."""
     _say(out, f"plan: {plan.text()}")
     for line in plan.details():
         _say(out, line)
     if dry_run:
-        return None
+        return False
     reason = plan.above(confirm)
     if reason is not None and not yes:
         if not sys.stdin.isatty():
@@ -38,6 +39,16 @@ def plan_and_run(
         if not typer.confirm(f"this run is above its confirmation bounds ({reason}); start it?"):
             _say(err, "not started")
             raise typer.Exit(1)
+    return True
+
+
+def plan_and_run(
+    runner: Runner, plan: Plan, confirm: ConfirmConfig, where: str, *, dry_run: bool, yes: bool
+) -> RunSummary | None:
+    """The run's summary, or None for a dry run. `where` names the command or file in errors.
+    Exit 1 when the person declines, 130 on Ctrl-C (finished episodes are kept)."""
+    if not confirm_plan(plan, confirm, where, dry_run=dry_run, yes=yes):
+        return None
     try:
         summary = event_loop.run(runner.run())
     except KeyboardInterrupt:

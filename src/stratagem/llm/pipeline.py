@@ -23,8 +23,9 @@ import contextlib
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from stratagem.llm.errors import (
     CallFailed,
@@ -294,6 +295,14 @@ class ModelClient:
         await self.provider.aclose()
 
 
+def cache_scope(params: Mapping[str, Any]) -> str:
+    """A model entry's `ModelClient.cache_scope`: the parameters among `params` that change its
+    answers (`ANSWER_PARAMS`), so that whoever looks a stored call up by its cache key (a
+    rescore reading the record) computes the key the run did."""
+    answer = {k: params[k] for k in ANSWER_PARAMS if k in params}
+    return json.dumps(answer, sort_keys=True) if answer else ""
+
+
 def build_client(
     config: ModelConfig,
     *,
@@ -307,8 +316,7 @@ def build_client(
 ) -> ModelClient:
     """A client for `config`: its provider, its price override, quotas and concurrency cap."""
     provider = create_provider(config)
-    answer = {k: config.params[k] for k in ANSWER_PARAMS if k in config.params}
-    scope = json.dumps(answer, sort_keys=True) if answer else ""
+    scope = cache_scope(config.params)
     table = prices if prices is not None else Prices()
     if config.prices is not None:
         table = table.with_overrides({config.model: config.prices})

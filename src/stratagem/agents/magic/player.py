@@ -13,12 +13,16 @@ Options (the agent entry's `options`):
 - `wording` ("paper"): the game-theory prompts in the paper's wording or the code's (§8.1);
 - `replay` (false): a "fixed" defender (§2): replays the setting's recorded clues and first
   proposals while the game follows the recording, then plays live;
-- `probes` (true): answer the hidden role and belief probes of §6.1 in the social games.
+- `probes` (true): answer the hidden role and belief probes of §6.1 in the social games;
+- `several_votes` ("reask"): a strict vote reply naming different players after "I vote for" is
+  re-asked; "first" or "last" reads the first or the last of them instead (no effect with
+  `code_compat`, which reads the first name found anywhere).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +34,7 @@ from stratagem.agents.magic.chat import assemble, seat_name, strip_reply
 from stratagem.agents.magic.probing import Prober
 from stratagem.agents.magic.profiles import Turn, profile_for
 from stratagem.agents.magic.texts import Wording
+from stratagem.agents.magic.vote_parse import Several, VoteParser
 from stratagem.agents.parsing import Parser, decide_with_reasks, plain_reask
 from stratagem.agents.questions import Answer
 from stratagem.agents.registry import Architecture, register
@@ -55,6 +60,7 @@ class MagicOptions(BaseModel):
     wording: Literal["paper", "code"] = "paper"
     replay: bool = False
     probes: bool = True
+    several_votes: Several = "reask"
 
 
 class StrippedParser:
@@ -108,7 +114,11 @@ class MagicPlayer(LLMAgent):
         return self.invalid.apply(decision, labels)
 
     def turn(self, observation: Observation) -> Turn:
-        return self.profile.turn(self.game, observation, self.wording, self.options.code_compat)
+        turn = self.profile.turn(self.game, observation, self.wording, self.options.code_compat)
+        several = self.options.several_votes
+        if isinstance(turn.parser, VoteParser) and several != turn.parser.several:
+            return replace(turn, parser=replace(turn.parser, several=several))
+        return turn
 
     def turn_for_probe(
         self,

@@ -12,8 +12,9 @@ asked a gpt-3.5-turbo helper, §10.8), and `*Parser` wrappers adapt both modes t
 since the engine cannot play it.
 
 Strict vote rule: the name right after "I vote for" ("I vote for Player 3 because Player 1..." is
-Player 3, where the code reads Player 1); no such name, an illegal one (oneself), or two different
-ones is re-asked.
+Player 3, where the code reads Player 1); no such name or an illegal one (oneself) is re-asked, and
+so are two different ones unless `several` says which counts ("first" or "last": a model that
+changes its mind in the reply, "I vote for Player 2. No, I vote for Player 3.").
 """
 
 from __future__ import annotations
@@ -91,14 +92,22 @@ def contribution_pgm_code(text: str) -> int:
 _VOTE = re.compile(r"\bI vote for\s+[\"'*]*player\s*(\d+)", re.IGNORECASE)
 
 
-def strict_vote(text: str, legal: Sequence[str]) -> str:
+Several = Literal["reask", "first", "last"]
+"""Which of several different "I vote for" names counts: none (re-asked), the first, the last."""
+
+
+def strict_vote(text: str, legal: Sequence[str], several: Several = "reask") -> str:
     """The player named right after "I vote for" (case-insensitive, "Player3" reads as
     "Player 3"; "I vote for Player 2's proposal" is Player 2). Repeating the same vote is fine;
-    none, an illegal one, or two different ones raise `ParseError`."""
-    named = list(dict.fromkeys(f"Player {int(n)}" for n in _VOTE.findall(text)))
+    none or an illegal one raise `ParseError`, and so do two different ones unless `several` is
+    "first" or "last", which reads the first or the last of them."""
+    mentioned = [f"Player {int(n)}" for n in _VOTE.findall(text)]
+    named = list(dict.fromkeys(mentioned))
     options = quoted_alternatives(legal)
     if not named:
         raise ParseError(f"use the template {VOTE_TEMPLATE} to vote for one of {options}")
+    if len(named) > 1 and several != "reask":
+        named = [mentioned[0] if several == "first" else mentioned[-1]]
     if len(named) > 1:
         raise ParseError(
             f"you voted for {' and '.join(named)}; vote for exactly one of {options} "
@@ -169,11 +178,13 @@ class VoteParser:
 
     code_compat: bool = False
     rule: VoteRule = "social"
+    several: Several = "reask"
+    """Strict reading only: which of several different votes counts (`strict_vote`)."""
     name: str = "magic-vote"
 
     def parse(self, text: str, labels: Sequence[str]) -> str:
         if not self.code_compat:
-            return strict_vote(text, labels)
+            return strict_vote(text, labels, self.several)
         found = _CODE_VOTES[self.rule](text)
         if found is None or found not in labels:
             what = "no player" if found is None else found
