@@ -48,9 +48,9 @@ def test_plan_of_the_counterfactual_study_compares_each_variant_with_its_default
     titles = [line.split(":")[0].strip() for line in lines if line.startswith("  game ")]
     assert titles == [
         "game pd vs pd-alt (cooperation)", "game pd vs sh (cooperation)",
-        "game pd vs sh-alt (cooperation)", "game eq1 vs eq1-alt (cooperation)",
-        "game eq1 vs ba3 (cooperation)", "game eq1 vs ba3-alt (cooperation)",
-    ]  # fmt: skip
+        "game pd vs sh-alt (cooperation)", "game eq1 vs eq1-alt (score)",
+        "game eq1 vs ba3 (score)", "game eq1 vs ba3-alt (score)",
+    ]  # fmt: skip  # rock-paper-scissors has no cooperation: its variants differ in score
     # 8 models x 6 agents x 7 opponents; zs/cot/spp play 5 repetitions, the sc-* agents 2.
     assert ("  game pd vs pd-alt (cooperation): 336 cell pairs alike in model, agent, opponent "
             "and rounds, paired by seed and repetition") in lines  # fmt: skip
@@ -59,7 +59,7 @@ def test_plan_of_the_counterfactual_study_compares_each_variant_with_its_default
         lines
     )
     assert sum(line.startswith(f"    168 cell pairs of 2 pairs: MDE {_mde(2, RATE_SD):.2f}")
-               for line in lines) == 6  # fmt: skip
+               for line in lines) == 3  # fmt: skip
     assert not (tmp_path / "results").exists()
 
 
@@ -72,7 +72,8 @@ def test_plan_episodes_for_a_difference(
     assert code == 0
     needs = f"; a difference of 0.1 needs {_needed(0.1, RATE_SD)} pairs per cell"
     summaries = [line for line in out.splitlines() if line.startswith("    168 cell pairs")]
-    assert len(summaries) == 12 and all(line.endswith(needs) for line in summaries)
+    rates = [line for line in summaries if "values in [0, 1]" in line]  # the PD family's
+    assert len(summaries) == 12 and len(rates) == 6 and all(line.endswith(needs) for line in rates)
     code, out, _ = cli(capsys, "plan", str(EXAMPLES / "counterfactual.yaml"),
                        "--episodes-for", "0.2", "--power", "0.9", "--alpha", "0.01")  # fmt: skip
     wanted = TTestPower().solve_power(effect_size=0.2 / RATE_SD, alpha=0.01, power=0.9)
@@ -91,7 +92,7 @@ def test_dry_run_of_the_counterfactual_study_prints_the_comparisons_and_sends_no
     lines = out.splitlines()
     assert lines[0].startswith("plan: 9,408 episodes to play")
     assert any(line.startswith("comparisons: B - A") for line in lines)
-    assert sum(line.startswith("    168 cell pairs of 5 pairs: MDE 1.19") for line in lines) == 6
+    assert sum(line.startswith("    168 cell pairs of 5 pairs: MDE 1.19") for line in lines) == 3
     assert not (tmp_path / "results").exists()
 
 
@@ -243,3 +244,18 @@ def test_a_stored_experiment_with_comparisons_still_reports(
     code, out, err = cli(capsys, "report", str(tmp_path / "out"))
     assert code == 0, err
     assert Path(out.strip()).is_file()
+
+
+def test_the_default_comparisons_measure_cooperation_only_where_a_game_has_it(
+    tmp_path: Path,
+) -> None:
+    # Rock-paper-scissors has no cooperative action: its variants are compared in score.
+    from stratagem.experiments.comparisons import default_comparisons
+    from stratagem.experiments.config import config_from_dict
+
+    config = config_from_dict(
+        {"name": "d", "output": str(tmp_path), "models": [{"model": "scripted/random"}],
+         "games": ["pd", "pd-alt", "eq1", "ba3"], "opponents": ["TitForTat"]}, "d",
+    )  # fmt: skip
+    found = {(c.a, c.b): c.metric for c in default_comparisons(config)}
+    assert found == {("pd", "pd-alt"): "cooperation", ("eq1", "ba3"): "score"}

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stratagem.errors import StratagemError
-from stratagem.experiments.compare_entry import AXES, COMPARE, Axis, CompareEntry
+from stratagem.experiments.compare_entry import AXES, COMPARE, Axis, CompareEntry, Metric
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.prompt_entry import BASE
-from stratagem.games.catalog import get_entry
+from stratagem.games.catalog import get_entry, get_stage
 from stratagem.games.matrix.normal_form import NormalFormGame
 
 NO_ROUNDS = "-"
@@ -97,14 +97,24 @@ class PlannedComparison:
 
 def default_comparisons(config: ExperimentConfig) -> list[CompareEntry]:
     """The study's own comparisons: each variant in the grid's games against its default game,
-    when the default is in the grid too."""
+    when the default is in the grid too; in cooperation where the game has two actions (the
+    first one cooperative), else in score (rock-paper-scissors has no cooperation)."""
     declared = {v.name: v.base for v in config.variants}
     out = []
     for game in config.games:
         default = _default_of(declared.get(game, game))
         if default != game and default in config.games:
-            out.append(CompareEntry(axis="game", a=default, b=game))
+            metric: Metric = "cooperation" if _two_actions(default) else "score"
+            out.append(CompareEntry(axis="game", a=default, b=game, metric=metric))
     return out
+
+
+def _two_actions(game: str) -> bool:
+    try:
+        stage = get_stage(game)
+    except StratagemError:
+        return False
+    return all(size == 2 for size in stage.sizes)
 
 
 def _default_of(game: str) -> str:
