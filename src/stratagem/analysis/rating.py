@@ -77,25 +77,29 @@ def seat_pairs(
     (a game counts once, however many seats it has), "pair" = each result weighs 1."""
     if len(entities) != len(scores):
         raise StratagemError(f"{len(entities)} seats' entities but {len(scores)} scores")
-    if weighting not in ("game", "pair"):
-        raise StratagemError(f"weighting must be 'game' or 'pair', got {weighting!r}")
-    vals = [float(s) for s in scores]
-    pairs: list[tuple[int, int]] = [
+    pairs = [
         (s, t)
         for s in range(len(entities))
         for t in range(s + 1, len(entities))
         if entities[s] != entities[t]
     ]
+    return [
+        PairResult(entities[s], entities[t], outcome, game_type, game_id, w)
+        for s, t, outcome, w in compared(pairs, scores, weighting)
+    ]
+
+
+def compared(
+    pairs: Sequence[tuple[int, int]], scores: Sequence[float] | Sequence[bool], weighting: str
+) -> list[tuple[int, int, float, float]]:
+    """(s, t, outcome of s against t, weight) of each pair of seats compared in one game: the
+    higher score wins, equal scores tie; the weights as `seat_pairs` says."""
+    if weighting not in ("game", "pair"):
+        raise StratagemError(f"weighting must be 'game' or 'pair', got {weighting!r}")
+    vals = [float(x) for x in scores]
     w = 1.0 / len(pairs) if pairs and weighting == "game" else 1.0
     return [
-        PairResult(
-            a=entities[s],
-            b=entities[t],
-            outcome=1.0 if vals[s] > vals[t] else 0.5 if vals[s] == vals[t] else 0.0,
-            game_type=game_type,
-            game_id=game_id,
-            weight=w,
-        )
+        (s, t, 1.0 if vals[s] > vals[t] else 0.5 if vals[s] == vals[t] else 0.0, w)
         for s, t in pairs
     ]
 

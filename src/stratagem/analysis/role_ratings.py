@@ -35,7 +35,7 @@ from typing import Literal
 import numpy as np
 
 from stratagem.analysis.deviation_rating import deviation_ratings
-from stratagem.analysis.rating import BASE, PairResult, Rating, bradley_terry
+from stratagem.analysis.rating import BASE, PairResult, Rating, bradley_terry, compared
 from stratagem.errors import StratagemError
 
 
@@ -69,24 +69,11 @@ def role_seat_pairs(
             f"{len(entities)} seats' entities, {len(roles)} roles and {len(scores)} scores: "
             "expected one of each per seat"
         )
-    if weighting not in ("game", "pair"):
-        raise StratagemError(f"weighting must be 'game' or 'pair', got {weighting!r}")
     n = len(entities)
     pairs = [(s, t) for s in range(n) for t in range(s + 1, n) if roles[s] != roles[t]]
-    w = 1.0 / len(pairs) if pairs and weighting == "game" else 1.0
-    vals = [float(x) for x in scores]
     return [
-        RoleResult(
-            a=entities[s],
-            a_role=roles[s],
-            b=entities[t],
-            b_role=roles[t],
-            outcome=1.0 if vals[s] > vals[t] else 0.5 if vals[s] == vals[t] else 0.0,
-            game_type=game_type,
-            game_id=game_id,
-            weight=w,
-        )
-        for s, t in pairs
+        RoleResult(entities[s], roles[s], entities[t], roles[t], outcome, game_type, game_id, w)
+        for s, t, outcome, w in compared(pairs, scores, weighting)
     ]
 
 

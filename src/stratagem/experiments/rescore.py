@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.call_writer import CallWriter
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.grid import EpisodeSpec, Grid
 from stratagem.experiments.lock import WriterLock
@@ -48,7 +49,6 @@ from stratagem.experiments.rescore_read import (
     write_episode,
 )
 from stratagem.experiments.rescore_record import (
-    CallWriter,
     RecordClient,
     answers_of,
     scopes_of,

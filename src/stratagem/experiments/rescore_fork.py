@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stratagem.errors import StratagemError
+from stratagem.experiments.call_writer import CallWriter
 from stratagem.experiments.clients import model_config
 from stratagem.experiments.config import ExperimentConfig
 from stratagem.experiments.executors import LocalExecutor
@@ -26,7 +27,7 @@ from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.plan import Plan
 from stratagem.experiments.rescore_read import Reading, Source, fork_episode
-from stratagem.experiments.rescore_record import CallWriter, RecordedAnswers
+from stratagem.experiments.rescore_record import RecordedAnswers
 from stratagem.experiments.runner import (
     BUDGET_STOPPED,
     CACHE_FILE,

@@ -9,18 +9,15 @@ anything after a changed move), the record has no answer (`NotInRecord`), and on
 that call, planned, priced and paid (`RecordedAnswers` with the directory's cache behind it).
 
 Calls answered from the record are stored with the rescored episode as cached calls at no cost
-(`CallWriter`): they were paid once, by the source run, and its totals keep them.
+(`experiments.call_writer`): they were paid once, by the source run, and its totals keep them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from stratagem.experiments.model_entry import ModelEntry
 from stratagem.experiments.records import LlmCallRecord
-from stratagem.experiments.runner import RunSummary, stored_request
-from stratagem.experiments.store import ResultStore
 from stratagem.llm.cache import ResponseCache
 from stratagem.llm.errors import PermanentError
 from stratagem.llm.pipeline import CallContext, CallRecorder, ModelClient, cache_scope
@@ -207,56 +204,3 @@ class RecordClient(ModelClient):
             return await super().generate(request, context)
         except _Missing:
             raise NotInRecord(context.purpose) from None
-
-
-class CallWriter:
-    """Stores each call of a rescored episode as a run does (`Runner`'s recorder), counting it
-    in `summary`: a call answered from the record or the cache as cached, at no cost."""
-
-    def __init__(self, store: ResultStore, summary: RunSummary) -> None:
-        self.store = store
-        self.summary = summary
-
-    def __call__(
-        self,
-        model: str,
-        context: CallContext,
-        request: Request,
-        response: Response | None,
-        error: str | None,
-        retries: int,
-        request_json: str | None,
-        cache_key: str | None = None,
-    ) -> None:
-        episode = context.episode_id
-        after = None if episode is None else self.store.next_event_seq(episode)
-        usage: Any = None if response is None else response.usage
-        self.store.add_llm_call(
-            model,
-            episode_id=episode,
-            player=context.player,
-            round=context.round,
-            cache_key=cache_key,
-            request=stored_request(request, context.purpose, retries, request_json, after),
-            response=None if response is None else response.to_json(),
-            text=None if response is None else response.text,
-            input_tokens=None if usage is None else usage.input_tokens,
-            output_tokens=None if usage is None else usage.output_tokens,
-            cost_usd=None if response is None else response.cost_usd,
-            latency_s=None if response is None else response.latency_s,
-            cached=bool(response and response.cached),
-            error=error,
-            cached_input_tokens=0 if usage is None else usage.cached_input_tokens,
-            cache_write_tokens=0 if usage is None else usage.cache_write_tokens,
-            saved_usd=0.0 if response is None else response.saved_usd,
-        )
-        summary = self.summary
-        summary.calls += 1
-        if response is None:
-            summary.failed_calls += 1
-            return
-        summary.cached_calls += int(response.cached)
-        if not response.cached:
-            summary.prompt_cache.add(response.usage, response.saved_usd)
-        summary.tokens += response.usage.total
-        summary.cost_usd += response.cost_usd

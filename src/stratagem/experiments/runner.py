@@ -32,6 +32,8 @@ from rich.text import Text
 from stratagem.agents.base import Agent
 from stratagem.errors import StratagemError
 from stratagem.experiments import provenance
+from stratagem.experiments.call_writer import CallWriter
+from stratagem.experiments.call_writer import stored_request as stored_request
 from stratagem.experiments.checkpoints import BackgroundCheckpoints
 from stratagem.experiments.clients import model_config, model_configs
 from stratagem.experiments.commits import TurnCommits
@@ -46,7 +48,6 @@ from stratagem.experiments.lock import WriterLock
 from stratagem.experiments.plan import Plan, estimate
 from stratagem.experiments.plan_time import Latency
 from stratagem.experiments.progress_log import ProgressLog
-from stratagem.experiments.records import EncodedJson, dump_json
 from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.store import ResultStore
 from stratagem.games.base import Game
@@ -278,6 +279,8 @@ class Runner:
             if lines is not None:
                 lines.tick(summary.finished + summary.failed, _usage_text(summary))
 
+        writer = CallWriter(store, summary)
+
         def record(
             model: str,
             context: CallContext,
@@ -288,36 +291,7 @@ class Runner:
             request_json: str | None,
             cache_key: str | None = None,
         ) -> None:
-            episode = context.episode_id  # the events before the call place it in time
-            after = None if episode is None else store.next_event_seq(episode)
-            store.add_llm_call(
-                model,
-                episode_id=episode,
-                player=context.player,
-                round=context.round,
-                cache_key=cache_key,
-                request=stored_request(request, context.purpose, retries, request_json, after),
-                response=None if response is None else response.to_json(),
-                text=None if response is None else response.text,
-                input_tokens=None if response is None else response.usage.input_tokens,
-                output_tokens=None if response is None else response.usage.output_tokens,
-                cost_usd=None if response is None else response.cost_usd,
-                latency_s=None if response is None else response.latency_s,
-                cached=bool(response and response.cached),
-                error=error,
-                cached_input_tokens=0 if response is None else response.usage.cached_input_tokens,
-                cache_write_tokens=0 if response is None else response.usage.cache_write_tokens,
-                saved_usd=0.0 if response is None else response.saved_usd,
-            )
-            summary.calls += 1
-            if response is None:
-                summary.failed_calls += 1
-            else:
-                summary.cached_calls += int(response.cached)
-                if not response.cached:
-                    summary.prompt_cache.add(response.usage, response.saved_usd)
-                summary.tokens += response.usage.total
-                summary.cost_usd += response.cost_usd
+            writer(model, context, request, response, error, retries, request_json, cache_key)
             if self.show_progress:
                 progress.update(task, usage=_usage_text(summary))
                 if lines is not None:
@@ -382,26 +356,6 @@ class Runner:
             spent_usd=paid["paid_usd"],
             spent_tokens=paid["paid_tokens"],
         )
-
-
-def stored_request(
-    request: Request,
-    purpose: str,
-    retries: int,
-    request_json: str | None,
-    after_events: int | None = None,
-) -> Any:
-    """A call record's request: its fields, the call's purpose and its retries, and in an
-    episode `after_events`, how many of its events were recorded before the call (a transcript
-    places the call among them by it). Given the cache key's encoding of the request (every
-    field but `n`, a temperature as a float), that text is kept with these added, so a call
-    encodes its request once for its cache key, its cache row and its record."""
-    added: dict[str, Any] = {"n": request.n, "purpose": purpose, "retries": retries}
-    if after_events is not None:
-        added["after_events"] = after_events
-    if request_json is None:
-        return {**request.to_json(), **added}
-    return EncodedJson(f"{dump_json(added, 'request')[:-1]},{request_json[1:]}")
 
 
 def _usage_text(s: RunSummary) -> str:
