@@ -113,9 +113,9 @@ def _write(tmp_path: Path, file: str = "exp.yaml", **settings: Any) -> Path:
     return path
 
 
-def _pilot_sds(store_file: Path) -> dict[str, float]:
-    """Per opponent, the sd of pd-alt - pd cooperation over the stored pairs, read back from the
-    store by `analysis.cells`, independently of the plan's reading."""
+def _pilot_diffs(store_file: Path) -> dict[str, list[list[float]]]:
+    """Per opponent, pd-alt - pd cooperation of each stored pair, grouped by seed, read back
+    from the store by `analysis.cells`, independently of the plan's reading."""
     values: dict[tuple[str, str, int, int], float] = {}
     with ResultStore(store_file) as store:
         for e in load_episodes(store, "pilot"):
@@ -123,61 +123,99 @@ def _pilot_sds(store_file: Path) -> dict[str, float]:
             spec = e.spec
             key = (str(spec["opponent"]), e.record.game, spec["seed"], spec["repetition"])
             values[key] = cooperative / valid
-    out = {}
-    for opponent in ("tft-br", "srep"):
-        diffs = [values[(opponent, "pd-alt", s, r)] - values[(opponent, "pd", s, r)]
-                 for s in range(3) for r in range(2)]  # fmt: skip
-        out[opponent] = statistics.stdev(diffs)
-    return out
+    return {
+        opponent: [
+            [values[(opponent, "pd-alt", s, r)] - values[(opponent, "pd", s, r)] for r in range(2)]
+            for s in range(3)
+        ]
+        for opponent in {k[0] for k in values}
+    }
+
+
+def _anova(seeds: list[list[float]]) -> tuple[float, float]:
+    """(MSB, MSW) of a balanced one-way layout: between and within the seeds."""
+    means = [statistics.fmean(s) for s in seeds]
+    grand = statistics.fmean(means)
+    m, g = len(seeds[0]), len(seeds)
+    msb = m * sum((x - grand) ** 2 for x in means) / (g - 1)
+    msw = sum((x - mu) ** 2 for s, mu in zip(seeds, means, strict=True) for x in s) / (g * (m - 1))
+    return msb, msw
 
 
 def test_pilot_episodes_give_the_spread(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """3 seeds of 2 pairs: the test runs over seeds, so the MDE is statsmodels' on the 3 seeds'
+    mean differences (their sd: the variance components' σ_b² + σ_w²/2, which is the variance
+    of the seed means unless σ_b² is cut at 0, where it is MSW/2)."""
     file = _write(tmp_path)
     code, before, _ = cli(capsys, "plan", str(file), "--each")
-    assert code == 0 and "tft-br / 6: 6 pairs: MDE 1.01 > 1" in before  # the default sd
+    assert code == 0 and f"tft-br / 6: 6 pairs in 3 seeds: MDE {_mde(3, RATE_SD):.2f} > 1" in before
+    assert "ICC 1 assumed" in before  # no pilot: each seed counts as one pair
     code, _, err = cli(capsys, "run", str(file), "--yes", "--no-progress")
     assert code == 0, err
-    sds = _pilot_sds(tmp_path / "out" / STORE_FILE)
+    pilots = _pilot_diffs(tmp_path / "out" / STORE_FILE)
     code, out, _ = cli(capsys, "plan", str(file), "--each", "--episodes-for", "0.1")
     assert code == 0
-    for opponent, sd in sds.items():
+    for opponent, seeds in pilots.items():
+        seed_means = [statistics.fmean(s) for s in seeds]
+        msb, msw = _anova(seeds)
+        sd = max(statistics.stdev(seed_means), math.sqrt(msw / 2))
+        icc = max(0.0, (msb - msw) / 2) / (max(0.0, (msb - msw) / 2) + msw)
+        seeds_needed = _needed(0.1, sd)
         line = next(x for x in out.splitlines() if f"/ {opponent} / 6:" in x)
         assert line.strip() == (
-            f"scripted/random:3 / plain / {opponent} / 6: 6 pairs: MDE {_mde(6, sd):.2f} "
-            f"(sd {sd:.2f} from pilot: 6 pairs); a difference of 0.1 needs "
-            f"{_needed(0.1, sd)} pairs per cell"
+            f"scripted/random:3 / plain / {opponent} / 6: 6 pairs in 3 seeds: MDE "
+            f"{_mde(3, sd):.2f} (seed-mean sd {sd:.2f} from pilot: 6 pairs in 3 seeds, ICC "
+            f"{icc:.2f}); a difference of 0.1 needs {seeds_needed} seeds ({2 * seeds_needed} "
+            "pairs) per cell"
         )
     code, out, _ = cli(capsys, "run", str(file), "--dry-run")
     assert code == 0 and "plan: 0 episodes to play (24 already finished)" in out
     assert "from pilot: 12 pairs" in out
 
 
-def test_a_pilot_of_some_cells_informs_the_others(
+def test_one_pair_per_seed_is_the_paired_t_over_pairs(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """A cell pair without pilot pairs takes the pooled sd of those with: √(Σ(k-1)s² / Σ(k-1))."""
-    small = _write(tmp_path, opponents=["tft-br"])
-    assert cli(capsys, "run", str(small), "--yes", "--no-progress")[0] == 0
-    sd = _pilot_sds_one(tmp_path / "out" / STORE_FILE)
-    code, out, _ = cli(capsys, "plan", str(_write(tmp_path)), "--each")
-    assert code == 0
-    srep = next(x for x in out.splitlines() if "/ srep / 6:" in x).strip()
-    assert srep == (
-        f"scripted/random:3 / plain / srep / 6: 6 pairs: MDE {_mde(6, sd):.2f} (sd {sd:.2f} "
-        "from pilot pooled over 1 cell pairs (6 pairs))"
+    """One repetition: each pair its own cluster, the pilot's sd of the differences as is."""
+    file = _write(tmp_path, agents=[{"name": "plain"}])
+    assert cli(capsys, "run", str(file), "--yes", "--no-progress")[0] == 0
+    code, out, _ = cli(capsys, "plan", str(file), "--each")
+    assert code == 0 and "clustered pairs" not in out
+    with ResultStore(tmp_path / "out" / STORE_FILE) as store:
+        by = {(e.record.game, e.spec["opponent"], e.spec["seed"]): move_tally(e, 0)
+              for e in load_episodes(store, "pilot")}  # fmt: skip
+    diffs = [by[("pd-alt", "srep", s)][0] / by[("pd-alt", "srep", s)][1]
+             - by[("pd", "srep", s)][0] / by[("pd", "srep", s)][1] for s in range(3)]  # fmt: skip
+    sd = statistics.stdev(diffs)
+    beyond = " > 1, the largest possible difference" if _mde(3, sd) > 1 else ""
+    assert (
+        f"srep / 6: 3 pairs: MDE {_mde(3, sd):.2f}{beyond} (sd {sd:.2f} from pilot: 3 pairs)" in out
     )
 
 
-def _pilot_sds_one(store_file: Path) -> float:
-    with ResultStore(store_file) as store:
-        episodes = load_episodes(store, "pilot")
-    by = {(e.record.game, e.spec["seed"], e.spec["repetition"]): e for e in episodes}
-    diffs = []
-    for s in range(3):
-        for r in range(2):
-            b, a = move_tally(by[("pd-alt", s, r)]), move_tally(by[("pd", s, r)])
-            diffs.append(b[0] / b[1] - a[0] / a[1])
-    return statistics.stdev(diffs)
+def test_a_pilot_of_some_cells_informs_the_others(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A cell pair without pilot pairs takes the pooled sd of those with, √(Σ(k-1)s² / Σ(k-1)),
+    split between and within seeds by their intra-cluster correlation: σ_c² = σ² (1 + ρ) / 2."""
+    small = _write(tmp_path, opponents=["tft-br"])
+    assert cli(capsys, "run", str(small), "--yes", "--no-progress")[0] == 0
+    (seeds,) = _pilot_diffs(tmp_path / "out" / STORE_FILE).values()
+    sd = statistics.stdev([d for s in seeds for d in s])
+    msb, msw = _anova(seeds)
+    between = max(0.0, (msb - msw) / 2)
+    icc = between / (between + msw)
+    seed_sd = sd * math.sqrt((1 + icc) / 2)
+    code, out, _ = cli(capsys, "plan", str(_write(tmp_path)), "--each")
+    assert code == 0
+    srep = next(x for x in out.splitlines() if "/ srep / 6:" in x).strip()
+    mde = _mde(3, seed_sd)
+    beyond = " > 1, the largest possible difference" if mde > 1 else ""
+    assert srep == (
+        f"scripted/random:3 / plain / srep / 6: 6 pairs in 3 seeds: MDE {mde:.2f}{beyond} "
+        f"(seed-mean sd {seed_sd:.2f} from pilot pooled over 1 cell pairs (6 pairs), ICC "
+        f"{icc:.2f} pooled from pilot)"
+    )
 
 
 def test_the_files_comparisons_replace_the_studys(
@@ -198,13 +236,20 @@ def test_the_files_comparisons_replace_the_studys(
     # Seat 0's total over 6 rounds lies in [0, 6 x its largest stage payoff] (a 0 for an invalid
     # round): the widest spread of each cell's value, the cells uncorrelated, is high / √2.
     high = 6 * max(float(get_game(g).payoffs[..., 0].max()) for g in ("pd", "pd-alt"))
-    assert (f"    2 cell pairs of 6 pairs: MDE {_mde(6, high / math.sqrt(2)):.2f} > {high:g}, the "
-            "largest possible difference (sd "
-            f"{high / math.sqrt(2):.2f} by default: values in [0, {high:g}] at their widest "
-            "spread)") in lines  # fmt: skip
-    assert f"    2 cell pairs of 6 pairs: MDE {_mde(6, 0.2):.2f} (sd 0.20 stated in the file)" in (
-        lines
-    )
+    # 3 seeds of 2 pairs: the test runs over the seeds, each seed's pairs counting as one.
+    assert (f"    2 cell pairs of 6 pairs in 3 seeds: MDE {_mde(3, high / math.sqrt(2)):.2f} > "
+            f"{high:g}, the largest possible difference (seed-mean sd {high / math.sqrt(2):.2f} "
+            f"by default: values in [0, {high:g}] at their widest spread, ICC 1 assumed)"
+            ) in lines  # fmt: skip
+    assert (f"    2 cell pairs of 6 pairs in 3 seeds: MDE {_mde(3, 0.2):.2f} (seed-mean sd 0.20 "
+            "stated in the file, ICC 1 assumed)") in lines  # fmt: skip
+    # Another ICC: σ_c² = σ² (1 + (m - 1) ρ) / m with m = 2 pairs per seed.
+    code, out, _ = cli(capsys, "plan", str(file), "--icc", "0.5")
+    sd = 0.2 * math.sqrt(1.5 / 2)
+    assert code == 0 and (f"6 pairs in 3 seeds: MDE {_mde(3, sd):.2f} (seed-mean sd {sd:.2f} "
+                          "stated in the file, ICC 0.5 assumed)") in out  # fmt: skip
+    code, _, err = cli(capsys, "plan", str(file), "--icc", "1.5")
+    assert code == 2 and "--icc: the intra-cluster correlation must be in [0, 1], got 1.5" in err
 
 
 def test_a_comparison_the_grid_does_not_play_is_one_line(

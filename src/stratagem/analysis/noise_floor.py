@@ -205,6 +205,12 @@ def replicate_differences(
     return out
 
 
+def own_cell(e: EpisodeData) -> CellKey:
+    """The cell an episode belongs to, a copy's being the cell it copies: what a study uses to
+    pick the copies of its own cells."""
+    return _own_key(cell_key(e, 0), replicate_of(e.spec))
+
+
 def _own_key(key: CellKey, replicate: int) -> CellKey:
     model, agent, game, opponent, rounds = key
     return model, unreplicated(agent, replicate), game, opponent, rounds
@@ -252,6 +258,7 @@ __all__ = [
     "floor_of",
     "has_replicates",
     "noise_floor",
+    "own_cell",
     "replicate_differences",
     "tallies_of",
     "without_copies",

@@ -4,7 +4,8 @@ A cell is played once per seed and repetition, and the repetitions of one seed s
 moves (the game's draws, a random bot's): their differences are not independent, so the pairs of
 one seed form a cluster (docs/statistics.md). Clustering only changes anything when there are at
 least two clusters and one of them holds several pairs. With a single seed the whole comparison
-is conditional on it, and each pair (a repetition) is its own cluster: the paired t.
+is conditional on it, and each pair (a repetition) is its own cluster: the paired t. The plan
+(`analysis.plan_power`) counts the same clusters, so its power is that of the test to be run.
 """
 
 from __future__ import annotations

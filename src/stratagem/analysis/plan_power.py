@@ -1,14 +1,27 @@
-"""The plan's comparisons section: for each compared pair of cells, the smallest difference its
-episodes can detect (`stratagem run --dry-run`, `stratagem plan`), and with `--episodes-for
-DELTA` how many episodes per cell a difference of DELTA needs.
+"""The plan's comparisons: for each compared pair of cells, the smallest difference its episodes
+can detect (`stratagem run --dry-run`, `stratagem plan`), and with `--episodes-for DELTA` how
+many episodes per cell a difference of DELTA needs; `analysis.plan_text` prints them.
 
-The comparisons and their pairs come from the grid (`experiments.comparisons`); the arithmetic is
-`analysis.power`'s paired t (n = the pairs of a cell pair). The standard deviation σ_d of the
-paired differences b_i - a_i is, in this order of preference:
+The comparisons and their pairs come from the grid (`experiments.comparisons`). The plan runs
+the power of the test the analysis will run on those very pairs:
+
+- **each pair its own cluster** (one seed, or one pair per seed: `analysis.pair_clusters`): the
+  paired t over the n pairs (`analysis.power`, n = the pairs of a cell pair), with σ_d the
+  standard deviation of the paired differences b_i - a_i;
+- **pairs clustered by seed** (several seeds, one holding several pairs): the cluster-robust t
+  over the G seeds, whose power is the paired t's with n = G and σ = σ_c, the standard
+  deviation of a seed's mean difference, σ_c² = σ_d² (1 + (m_w - 1) ρ) / m̄ with the grid's
+  cluster sizes and the intra-cluster correlation ρ (`analysis.cluster_spread`: the design
+  effect, Donner & Klar 2000). The episodes a difference needs are then seeds: G seeds of the
+  grid's pairs per seed.
+
+σ_d is, in this order of preference:
 
 1. **pilot**: the sample standard deviation of the differences of the pairs already stored as
    finished (this experiment's episodes of those very cells), when there are at least 2 and
-   they are not all equal;
+   they are not all equal; clustered, the pilot's between- and within-seed components
+   (`cluster_spread.components`) where it has 2 seeds and one with several pairs, which for
+   a pilot of whole seeds is the variance of its seeds' mean differences;
 2. **pooled pilot**: else the pooled standard deviation of the comparison's other cell pairs
    with a pilot, √(Σ_j (k_j - 1) s_j² / Σ_j (k_j - 1)) over cell pairs j with k_j >= 2 pairs
    (the cells of one comparison are alike but for the kept axes, so their spread is the best
@@ -20,8 +33,10 @@ paired differences b_i - a_i is, in this order of preference:
    It is an upper bound for uncorrelated cells, so the MDE it gives is one the design can
    promise.
 
-The plan takes pairs as independent (one pair per cluster); where several pairs share a seed,
-the analysis's cluster-robust interval (`analysis.comparisons`) will be wider than planned.
+ρ, where the pairs are clustered and no pilot of the cell pair measures it, is the comparison's
+pilot ICC pooled over its cell pairs (`cluster_spread.pooled`), else `DEFAULT_ICC` (or `plan
+--icc`): 1, each seed's pairs counting as one, the most clustering can cost. With ρ = 1 and the
+default σ_d the bound still holds: a seed's mean lies in [lo, hi] too.
 """
 
 from __future__ import annotations
@@ -29,17 +44,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from stratagem.analysis.cluster_spread import Spread, assumed, check_icc, components, pooled
+from stratagem.analysis.pair_clusters import shared_clusters
 from stratagem.analysis.power import ALPHA, POWER, Detectable, Needed, episodes_for
 from stratagem.analysis.power import minimum_detectable as mde_of
 from stratagem.analysis.tallies import EpisodeTally, episode_tallies
-from stratagem.experiments.compare_entry import METRICS
 from stratagem.experiments.comparisons import (
     CellPair,
+    PairKey,
     PlannedComparison,
     metric_range,
     planned_comparisons,
@@ -49,25 +66,44 @@ from stratagem.experiments.grid import EpisodeSpec
 from stratagem.experiments.store import ResultStore
 
 PILOT, POOLED, STATED, DEFAULT, NONE = "pilot", "pooled pilot", "stated", "default", "none"
+CLUSTER_BY = "seed"
+DEFAULT_ICC = 1.0
+"""ρ where no pilot measures it: each seed's pairs count as one pair (module docstring)."""
 
 
 @dataclass(frozen=True)
 class CellPlan:
-    """One compared pair of cells: its pairs in the grid, its MDE, and what σ_d came from."""
+    """One compared pair of cells: its pairs in the grid, its MDE, and what σ came from."""
 
     cells: CellPair
     n: int
     sd: float | None
+    """σ of the test's units: a pair's difference, or a seed's mean difference (clustered)."""
     source: str
     """PILOT, POOLED, STATED, DEFAULT or NONE."""
     why: str
-    """The source in words: "pilot: 12 pairs"."""
+    """The source in words: "from pilot: 12 pairs"."""
     detectable: Detectable | None
     needed: Needed | None = None
+    """Pairs per cell a difference needs; seeds per cell where the pairs are clustered."""
     pilot_pairs: int = 0
     """Pairs of this cell pair already stored as finished, with the metric defined."""
     limit: float | None = None
     """The largest difference the metric allows (hi - lo), where it is bounded."""
+    clusters: tuple[int, ...] = ()
+    """The pairs of each seed where a seed holds several (the test runs over seeds); () when
+    each pair is its own cluster."""
+    icc: str = ""
+    """ρ in words where clustered: "ICC 0.21", "ICC 1 assumed"."""
+
+    def pairs_needed(self) -> int | None:
+        """Pairs per cell a difference needs: the seeds it needs times the grid's pairs per
+        seed, where clustered."""
+        if self.needed is None or self.needed.n is None:
+            return None
+        if not self.clusters:
+            return self.needed.n
+        return math.ceil(self.needed.n * self.n / len(self.clusters) - 1e-9)
 
 
 @dataclass(frozen=True)
@@ -108,9 +144,12 @@ def plan_comparisons(
     alpha: float = ALPHA,
     power: float = POWER,
     delta: float | None = None,
+    icc: float = DEFAULT_ICC,
 ) -> list[ComparisonPlan]:
     """Every comparison of the grid with each cell pair's MDE (and the pairs a difference
-    `delta` needs), σ_d chosen as the module docstring says."""
+    `delta` needs), σ chosen as the module docstring says; `icc` the ρ assumed where no pilot
+    measures it."""
+    check_icc(icc)
     comparisons = planned_comparisons(config, specs)
     if not comparisons:
         return []
@@ -123,17 +162,25 @@ def plan_comparisons(
         if metric not in values:
             read = {t.id: metric_value(t, metric) for t in tallies}
             values[metric] = {k: v for k, v in read.items() if v is not None}
-        plan = _plan(comparison, values[metric], by_id, alpha, power, delta)
+        plan = _plan(comparison, values[metric], by_id, alpha, power, delta, icc)
         out.append(dataclasses.replace(plan, replicates=config.replicates))
     return out
 
 
-def _pilot_differences(cells: CellPair, values: Mapping[str, float]) -> list[float]:
-    return [
-        values[cells.b[k]] - values[cells.a[k]]
+def _pilot_differences(cells: CellPair, values: Mapping[str, float]) -> dict[PairKey, float]:
+    return {
+        k: values[cells.b[k]] - values[cells.a[k]]
         for k in cells.pairs
         if cells.a[k] in values and cells.b[k] in values
-    ]
+    }
+
+
+def _grouped(diffs: Mapping[PairKey, float], seed_at: int) -> list[list[float]]:
+    """The pilot differences of each seed."""
+    groups: dict[Hashable, list[float]] = defaultdict(list)
+    for key, d in diffs.items():
+        groups[key[seed_at]].append(d)
+    return list(groups.values())
 
 
 def _plan(
@@ -143,28 +190,55 @@ def _plan(
     alpha: float,
     power: float,
     delta: float | None,
+    icc: float,
 ) -> ComparisonPlan:
     entry = comparison.entry
+    seed_at = len(entry.pooled())  # a pair's key: the pooled axes' values, then its seed
     pilots = [_pilot_differences(cells, values) for cells in comparison.cells]
-    usable = [(len(d), statistics.stdev(d)) for d in pilots if len(d) >= 2]
+    usable = [(len(d), statistics.stdev(d.values())) for d in pilots if len(d) >= 2]
     dof = sum(k - 1 for k, _ in usable)
-    pooled = math.sqrt(sum((k - 1) * s * s for k, s in usable) / dof) if dof else 0.0
+    pooled_sd = math.sqrt(sum((k - 1) * s * s for k, s in usable) / dof) if dof else 0.0
+    own = [components(_grouped(d, seed_at)) for d in pilots]
+    shared = pooled([s for s in own if s is not None])
     spans: dict[tuple[object, ...], tuple[float, float] | None] = {}
     plans = []
-    for cells, diffs in zip(comparison.cells, pilots, strict=True):
+    for cells, diffs, spread in zip(comparison.cells, pilots, own, strict=True):
         span = _span_of(
             [specs[next(iter(side.values()))] for side in (cells.a, cells.b)], entry.metric, spans
         )
-        sd, source, why = _sd(diffs, pooled, usable, entry.sd, span)
+        sd, source, why = _sd(list(diffs.values()), pooled_sd, usable, entry.sd, span)
+        grid = shared_clusters(cells.pairs, {k: k[seed_at] for k in cells.pairs})
+        sizes = () if grid is None else tuple(Counter(grid.values()).values())
+        rho = ""
+        if sd is not None and sizes:
+            measured = spread if source == PILOT else None
+            sd, rho = _cluster_sd(sd, sizes, measured, shared, icc)
+            if measured is not None:
+                why += f" in {measured.df_between + 1} {CLUSTER_BY}s"
         n = len(cells.pairs)
+        units = len(sizes) or n
         detectable = needed = None
         if sd is not None:
-            detectable = mde_of(n, sd, why, alpha=alpha, power=power)
+            detectable = mde_of(units, sd, why, alpha=alpha, power=power)
             if delta is not None:
                 needed = episodes_for(delta, sd, why, alpha=alpha, power=power)
         limit = None if span is None else span[1] - span[0]
-        plans.append(CellPlan(cells, n, sd, source, why, detectable, needed, len(diffs), limit))
+        plans.append(
+            CellPlan(cells, n, sd, source, why, detectable, needed, len(diffs), limit, sizes, rho)
+        )
     return ComparisonPlan(comparison, plans)
+
+
+def _cluster_sd(
+    sd: float, sizes: Sequence[int], own: Spread | None, shared: Spread | None, icc: float
+) -> tuple[float, str]:
+    """σ_c of a seed's mean difference and ρ in words: the cell pair's own pilot components,
+    else σ_d split by the comparison's pooled pilot ICC, else by the assumed one."""
+    if own is not None:
+        return own.cluster_sd(sizes), f"ICC {own.icc:.2f}"
+    if shared is not None:
+        return assumed(sd, shared.icc).cluster_sd(sizes), f"ICC {shared.icc:.2f} pooled from pilot"
+    return assumed(sd, icc).cluster_sd(sizes), f"ICC {icc:g} assumed"
 
 
 def _span_of(
@@ -204,134 +278,3 @@ def _sd(
     low, high = span
     why = f"by default: values in [{low:g}, {high:g}] at their widest spread"
     return (high - low) / math.sqrt(2), DEFAULT, why
-
-
-def plan_lines(
-    plans: Sequence[ComparisonPlan],
-    *,
-    alpha: float = ALPHA,
-    power: float = POWER,
-    delta: float | None = None,
-    each: bool = False,
-) -> list[str]:
-    """The plan's comparisons section: a heading, each metric's meaning, then per comparison
-    one line per number of pairs (its cell pairs summarised), or with `each` one line per cell
-    pair; no line without comparisons."""
-    if not plans:
-        return []
-    out = [
-        f"comparisons: B - A by a paired t at α = {alpha:g} (two-sided) with power {power:.0%}; "
-        "MDE = the smallest difference it detects (docs/statistics.md)"
-    ]
-    metrics = dict.fromkeys(plan.comparison.entry.metric for plan in plans)
-    out += [f"  {metric} = {METRICS[metric]}" for metric in metrics]
-    if plans[0].replicates:
-        out.append(_noise_line(plans[0].replicates))
-    for plan in plans:
-        entry = plan.comparison.entry
-        what = f"{entry.title()} ({entry.metric})"
-        if not plan.cells:
-            out.append(f"  {what}: no cells of this grid to compare")
-            continue
-        kept = _and(entry.kept()) or "nothing"
-        out.append(f"  {what}: {_n(len(plan.cells), 'cell pair')} alike in {kept}, paired by "
-                   f"{_and(plan.comparison.paired_by)}")  # fmt: skip
-        if each:
-            out += [f"    {c.cells.label()}: {_cell_line(c, delta)}" for c in plan.cells]
-            continue
-        groups: dict[int, list[CellPlan]] = {}
-        for c in plan.cells:
-            groups.setdefault(c.n, []).append(c)
-        for n, group in sorted(groups.items(), reverse=True):
-            out.append(f"    {_n(len(group), 'cell pair')} of {_n(n, 'pair')}: "
-                       f"{_group_line(group, delta)}")  # fmt: skip
-    return out
-
-
-def _noise_line(replicates: int) -> str:
-    """The line saying what the grid's replicate cells are for (`analysis.noise_floor`)."""
-    copies = "a null copy" if replicates == 1 else f"{replicates} null copies"
-    return (
-        f"  noise floor: every cell also plays {copies} (replicates: {replicates}), so each "
-        "comparison will be shown beside the difference between two identical cells"
-    )
-
-
-def _and(words: Sequence[str]) -> str:
-    """'model, agent and rounds'."""
-    return " and ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
-
-
-def _beyond(c: CellPlan) -> str:
-    """A note when the MDE exceeds every difference the metric allows."""
-    mde = c.detectable.mde if c.detectable is not None else None
-    if mde is None or c.limit is None or mde <= c.limit:
-        return ""
-    return f" > {c.limit:g}, the largest possible difference"
-
-
-def _cell_line(c: CellPlan, delta: float | None) -> str:
-    mde = c.detectable.mde if c.detectable is not None else None
-    if c.n < 2:
-        return f"{_n(c.n, 'pair')}: MDE undefined (at least 2 pairs per cell are needed)"
-    if mde is None or c.sd is None:
-        return f"{_n(c.n, 'pair')}: MDE unknown ({c.why})"
-    why = f"from pilot: {_n(c.pilot_pairs, 'pair')}" if c.source == PILOT else c.why
-    text = f"{_n(c.n, 'pair')}: MDE {mde:.2f}{_beyond(c)} (sd {c.sd:.2f} {why})"
-    if c.needed is not None and delta is not None:
-        text += f"; a difference of {delta:g} needs {_needs(c.needed.n)}"
-    return text
-
-
-def _needs(n: int | None) -> str:
-    return "more than 10^9 pairs per cell" if n is None else f"{_n(n, 'pair')} per cell"
-
-
-def _span(values: Sequence[float]) -> str:
-    low, high = min(values), max(values)
-    if math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12):
-        return f"{low:.2f}"
-    return f"{low:.2f} to {high:.2f}, median {statistics.median(values):.2f}"
-
-
-def _group_line(group: Sequence[CellPlan], delta: float | None) -> str:
-    known = [c for c in group if c.detectable is not None and c.detectable.mde is not None]
-    if group[0].n < 2:
-        return "MDE undefined (at least 2 pairs per cell are needed)"
-    if not known:
-        return f"MDE unknown ({group[0].why})"
-    mdes = [c.detectable.mde for c in known if c.detectable and c.detectable.mde is not None]
-    sds = [c.sd for c in known if c.sd is not None]
-    sources = Counter(c.source for c in known)
-    if len(sources) == 1:
-        source = next(iter(sources))
-        why = (
-            f"from pilot: {sum(c.pilot_pairs for c in known)} pairs"
-            if source == PILOT
-            else (known[0].why)
-        )
-        spread = _span(sds)
-        where = f"sd {spread}{',' if ' to ' in spread else ''} {why}"
-    else:
-        where = f"sd {_span(sds)}; " + ", ".join(
-            f"{count} cell pairs' {source}" for source, count in sources.most_common()
-        )
-    text = f"MDE {_span(mdes)}"
-    if all(_beyond(c) for c in known):
-        text += _beyond(known[0])
-    text += f" ({where})"
-    if len(known) < len(group):
-        text += (
-            f"; {len(group) - len(known)} unknown ({next(c.why for c in group if c not in known)})"
-        )
-    if delta is not None:
-        needs = [c.needed.n for c in known if c.needed is not None]
-        most = None if any(n is None for n in needs) else max(n for n in needs if n is not None)
-        least = None if most is None else min(n for n in needs if n is not None)
-        upto = "up to " if least != most else ""
-        text += f"; a difference of {delta:g} needs {upto}{_needs(most)}"
-    return text

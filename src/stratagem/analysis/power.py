@@ -26,7 +26,9 @@ The normal approximation, for reading the numbers (and shown beside them):
 is a little optimistic for small n, where the t's heavier tails cost power.
 
 The standard deviation comes from pilot episodes when there are some; otherwise it is a stated
-default, and the result says which (`sd_source`).
+default, and the result says which (`sd_source`). Where the pairs are clustered (several pairs of
+one seed) the test runs over the clusters, so n counts clusters and σ is that of a cluster's
+mean difference (`analysis.cluster_spread`, as `analysis.plan_power` plans it).
 """
 
 from __future__ import annotations

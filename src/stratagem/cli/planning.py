@@ -29,14 +29,18 @@ def comparison_lines(
     power: float = 0.8,
     delta: float | None = None,
     each: bool = False,
+    icc: float | None = None,
 ) -> list[str]:
-    """The plan's comparisons section, pilot episodes read from the file's results directory."""
-    from stratagem.analysis.plan_power import plan_comparisons, plan_lines
+    """The plan's comparisons section, pilot episodes read from the file's results directory;
+    `icc` the intra-cluster correlation assumed where no pilot measures it."""
+    from stratagem.analysis.plan_power import DEFAULT_ICC, plan_comparisons
+    from stratagem.analysis.plan_text import plan_lines
     from stratagem.experiments.runner import STORE_FILE
 
     plans = plan_comparisons(
-        config, specs, Path(config.output) / STORE_FILE, alpha=alpha, power=power, delta=delta
-    )
+        config, specs, Path(config.output) / STORE_FILE, alpha=alpha, power=power, delta=delta,
+        icc=DEFAULT_ICC if icc is None else icc,
+    )  # fmt: skip
     return plan_lines(plans, alpha=alpha, power=power, delta=delta, each=each)
 
 
@@ -56,11 +60,19 @@ def plan(
     each: Annotated[
         bool, typer.Option("--each", help="One line per compared pair of cells.")
     ] = False,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            metavar="RHO",
+            help="The intra-cluster correlation of the pairs of one seed to assume where no "
+            "pilot measures it (default 1: each seed counts as one pair).",
+        ),
+    ] = None,
     plugin: PluginOption = None,
 ) -> None:
     """The minimum detectable effect of each comparison the experiment is for (its file's
-    `analysis.compare`, else its study's own), from pilot episodes when stored; nothing is
-    played or sent. docs/statistics.md."""
+    `analysis.compare`, else its study's own), from pilot episodes when stored, over seeds where
+    a seed holds several pairs; nothing is played or sent. docs/statistics.md."""
     from stratagem.experiments.config import load_config
     from stratagem.experiments.grid import expand
 
@@ -72,10 +84,12 @@ def plan(
         raise StratagemError(f"--alpha must be strictly between 0 and 1, got {alpha:g}")
     if not alpha < power < 1:
         raise StratagemError(f"--power must be above --alpha and below 1, got {power:g}")
+    if icc is not None and not 0 <= icc <= 1:
+        raise StratagemError(f"--icc: the intra-cluster correlation must be in [0, 1], got {icc:g}")
     try:
         specs = expand(config)
         lines = comparison_lines(
-            config, specs, alpha=alpha, power=power, delta=episodes_for, each=each
+            config, specs, alpha=alpha, power=power, delta=episodes_for, each=each, icc=icc
         )
     except StratagemError as exc:
         raise StratagemError(f"{file}: {exc}") from None

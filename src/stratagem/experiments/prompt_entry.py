@@ -52,9 +52,9 @@ class PromptEntry(Strict):
     """What tables call the variant (letters, digits, `.`, `_`, `-`)."""
     templates: str | None = None
     """Template files that replace the packaged ones: a packaged variant (paraphrase-1,
-    paraphrase-2, paraphrase-3), a plugin's (`<plugin>:<name>`), or a folder given by its path
-    (with a `/`, relative to this file's folder), holding one folder per framing or game it
-    changes (`neutral/system.j2`...)."""
+    paraphrase-2, paraphrase-3, translated-fr), a plugin's (`<plugin>:<name>`), or a folder
+    given by its path (with a `/`, relative to this file's folder), holding one folder per
+    framing or game it changes (`neutral/system.j2`...)."""
     history: Literal["full", "table"] | LastRounds = "full"
     """How past rounds are shown: full (every round), `{last: k}` (the last k rounds), table
     (how often each joint outcome happened, and the last round; the framing needs a

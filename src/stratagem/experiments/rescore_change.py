@@ -6,7 +6,8 @@ another architecture, a plugin's (`<namespace>:<kind>`) included. A rescore of t
 (`--metric`) changes the analysis options (`<study>.<option>=<value>`, as `report --set`). Either
 way the new experiment's settings are the source's with the change applied, checked as an
 experiment file is, and stored with `rescored_from` (the source experiment's id) and `rescore`
-(what changed), so a result never loses where it came from.
+(what changed), so a result never loses where it came from; a plugin file or module an agent's
+new architecture comes from is added to its `plugins:`, as `run --plugin` stores it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from stratagem import plugins
 from stratagem.agents.registry import get_architecture
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import AgentEntry, ExperimentConfig, config_from_dict
@@ -136,6 +138,8 @@ def changed_config(
     for study, option, value in change.analysis:
         analysis = data.setdefault("analysis", {})
         analysis.setdefault(study, {})[option] = value
+    named = data.setdefault("plugins", [])
+    named += [p for p in _plugins_of(data["agents"]) if p not in named]
     config = config_from_dict(data, f"rescore ({'; '.join(change.lines())})")
     if change.agents and list(map(_reads, config.agents)) == list(map(_reads, source.agents)):
         raise StratagemError(
@@ -146,6 +150,19 @@ def changed_config(
             f"{'; '.join(change.lines())}: these are the options already in use; nothing to rescore"
         )
     return config
+
+
+def _plugins_of(agents: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The plugins named by file or module (not installed ones, found by their entry point)
+    that the agents' architectures come from, as an experiment file names them: stored with the
+    new experiment, so the commands that read it name them again."""
+    out = []
+    for entry in agents:
+        namespace, _ = plugins.split(str(entry.get("kind") or ""))
+        plugin = None if namespace is None else plugins.find(namespace)
+        if plugin is not None and plugin.origin != "entry point":
+            out.append(plugin.target)
+    return out
 
 
 def _reads(entry: AgentEntry) -> dict[str, Any]:

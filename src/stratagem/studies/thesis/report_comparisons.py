@@ -16,10 +16,15 @@ pairs by setting (model, opponent, rounds and game) and uses the cluster-robust 
 `analysis.cell_comparison.compare_cells` chooses (McNemar's test should every rate be 0 or 1,
 Welch's unpaired t where the two share no setting). Games of one configuration with one key (an
 imported row has no seed) are averaged. The p-values are Holm-adjusted across the table.
+
+**Noise floor.** Where the experiment played replicate copies of these cells (`replicates:`),
+the note under the table gives the CR's noise floor (`analysis.noise_floor`): each copy's CR,
+computed as the tables compute it, against its cell's, paired by seed and repetition.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
@@ -27,6 +32,7 @@ from typing import Any
 
 from stratagem.analysis.cell_comparison import compare_cells
 from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.noise_floor import NoiseFloor, noise_floor, own_cell
 from stratagem.analysis.report_views import Block, Heading, Note
 from stratagem.errors import StratagemError
 from stratagem.studies.thesis.importer import NO_ATTITUDE, SUMMARY_EVENT
@@ -35,6 +41,7 @@ from stratagem.studies.thesis.tables import ARCH_TITLES
 
 BASELINE = "Plain_LLM"
 METRIC = "CR"
+METRIC_NAME = "cooperation rate (CR)"
 SETTING: tuple[str, ...] = ("Model", "OppStr", "NR", "Game")
 PAIRED_BY = "model, opponent, rounds, game, seed and repetition"
 CLUSTER_BY = "setting"
@@ -112,6 +119,31 @@ def comparison_rows(
     return out
 
 
+def cr_by_episode(data: ThesisData) -> dict[str, float]:
+    """Each game's CR by episode id; none where the dataset's rows do not line up with the
+    episodes."""
+    measured = [e for e in data.episodes if e.rounds or e.has_event(SUMMARY_EVENT)]
+    if len(measured) != len(data.dataset):
+        return {}
+    return {
+        e.record.id: float(row[METRIC])
+        for e, row in zip(measured, data.dataset, strict=True)
+        if row.get(METRIC) is not None
+    }
+
+
+def cr_noise_floor(data: ThesisData) -> NoiseFloor | None:
+    """The CR's noise floor over the replicate copies of the thesis' cells; None without any."""
+    if not data.report.replicates:  # also where the games are imported rows, without seats
+        return None
+    cells = {own_cell(e) for e in data.episodes}
+    copies = [e for e in data.report.replicates if own_cell(e) in cells]
+    if not copies:
+        return None
+    values = cr_by_episode(data) | cr_by_episode(ThesisData.with_dataset(data.report, copies))
+    return noise_floor(data.report, METRIC_NAME, values=values, level=LEVEL)
+
+
 def comparison_blocks(data: ThesisData) -> list[Block]:
     """The comparisons table of the study tables section (or why there is none)."""
     blocks: list[Block] = [Heading("Comparisons")]
@@ -142,4 +174,7 @@ def comparison_blocks(data: ThesisData) -> list[Block]:
         level=LEVEL,
         tag="beyond the study",
     )
+    floor = cr_noise_floor(data)
+    if floor is not None:
+        table = dataclasses.replace(table, note=f"{table.note} {floor.note()}".strip())
     return [*blocks, table]

@@ -354,6 +354,6 @@ def tom_sections(
     section.blocks += proposal_blocks(games, options)
     section.blocks += decision_blocks(games, options, DPI)
     section.blocks += outcome_blocks(games, options)
-    section.blocks += comparison_blocks(games, options)
+    section.blocks += comparison_blocks(games, options, report)
     section.blocks += calibration_blocks(games, options)
     return [section]

@@ -16,18 +16,26 @@ averaged. `analysis.cell_comparison.compare_cells` chooses the test: the cluster
 instance when an instance holds several pairs, McNemar's test for wins with one pair per
 instance, the paired t otherwise, and Welch's unpaired t for groups played on different
 instances or seeds.
+
+**Noise floor.** Where the experiment played replicate copies of the ToM games' cells
+(`replicates:`), the note under the table gives each measure's noise floor
+(`analysis.noise_floor`): each copy's game against its cell's, paired by seed and repetition.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
 from stratagem.analysis.cell_comparison import compare_cells
 from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.noise_floor import NoiseFloor, noise_floor
+from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Block, Heading, Note
 from stratagem.errors import StratagemError
 from stratagem.studies.tom.belief_accuracy import kl_points
+from stratagem.studies.tom.extract import tom_data
 from stratagem.studies.tom.options import TomOptions
 from stratagem.studies.tom.records import Group, TomGame
 
@@ -41,6 +49,8 @@ COMPARED: tuple[tuple[str, Group, Group], ...] = (
     (WIN, "V0", "V2"),
 )
 """(measure, A, B): B − A."""
+FLOOR_NAMES = {KL: "mean KL of a game", WIN: "focal win rate"}
+"""Each measure as the noise floor's sentence names it."""
 
 Key = tuple[str, Hashable]
 """(instance, seed)."""
@@ -48,22 +58,52 @@ Values = dict[tuple[str, str, Group], dict[Key, float]]
 """(measure, model, group) -> pairing key -> value (games of one key averaged)."""
 
 
-def game_values(games: Sequence[TomGame], options: TomOptions) -> Values:
-    """Each game's mean KL (games with a pair of reports) and focal win, by cell and key."""
+def measures(games: Sequence[TomGame], options: TomOptions) -> dict[str, dict[str, float]]:
+    """Each game's mean KL (games with a pair of reports) and focal win, by measure and
+    episode id."""
     per_game: dict[str, list[float]] = defaultdict(list)
     for p in kl_points(games, options):
         per_game[p.episode_id].append(p.kl)
+    out: dict[str, dict[str, float]] = {KL: {}, WIN: {}}
+    for g in games:
+        won = g.outcome == "win" and g.winners == (g.focal,)
+        out[WIN][g.episode_id] = 1.0 if won else 0.0
+        kls = per_game.get(g.episode_id)
+        if kls:
+            out[KL][g.episode_id] = sum(kls) / len(kls)
+    return out
+
+
+def game_values(games: Sequence[TomGame], options: TomOptions) -> Values:
+    """Each game's measures by cell and key (games of one cell and key averaged)."""
+    by_id = measures(games, options)
     found: dict[tuple[str, str, Group], dict[Key, list[float]]] = defaultdict(
         lambda: defaultdict(list)
     )
     for g in games:
         key: Key = (g.instance, g.seed)
-        won = g.outcome == "win" and g.winners == (g.focal,)
-        found[(WIN, g.model, g.group)][key].append(1.0 if won else 0.0)
-        kls = per_game.get(g.episode_id)
-        if kls:
-            found[(KL, g.model, g.group)][key].append(sum(kls) / len(kls))
+        for measure, values in by_id.items():
+            if g.episode_id in values:
+                found[(measure, g.model, g.group)][key].append(values[g.episode_id])
     return {cell: {k: sum(v) / len(v) for k, v in keys.items()} for cell, keys in found.items()}
+
+
+def noise_floors(
+    report: ReportData | None, games: Sequence[TomGame], options: TomOptions
+) -> list[NoiseFloor]:
+    """Each measure's noise floor over the replicate copies of the games' cells (the copies
+    read as the games are); none without copies."""
+    if report is None or not report.replicates:
+        return []
+    copies = tom_data(report.replicates, report.store.beliefs, options).games
+    if not copies:
+        return []
+    values = measures([*games, *copies], options)
+    found = (
+        noise_floor(report, FLOOR_NAMES[m], values=values[m], level=options.level)
+        for m in (KL, WIN)
+    )
+    return [f for f in found if f is not None]
 
 
 def comparison_rows(games: Sequence[TomGame], options: TomOptions) -> list[ComparedRow]:
@@ -90,8 +130,11 @@ def comparison_rows(games: Sequence[TomGame], options: TomOptions) -> list[Compa
     return out
 
 
-def comparison_blocks(games: Sequence[TomGame], options: TomOptions) -> list[Block]:
-    """The comparisons heading and table (or why there is none)."""
+def comparison_blocks(
+    games: Sequence[TomGame], options: TomOptions, report: ReportData | None = None
+) -> list[Block]:
+    """The comparisons heading and table (or why there is none); under it, the noise floor of
+    the `report`'s replicate copies, where it has some."""
     blocks: list[Block] = [Heading("Comparisons between groups (beyond the paper)")]
     found = comparison_rows(games, options)
     if not found:
@@ -122,4 +165,7 @@ def comparison_blocks(games: Sequence[TomGame], options: TomOptions) -> list[Blo
         level=options.level,
         tag="seed-002 §11.2, beyond the paper",
     )
+    floors = " ".join(f.note(3) for f in noise_floors(report, games, options))
+    if floors:
+        table = dataclasses.replace(table, note=f"{table.note} {floors}".strip())
     return [*blocks, table]
