@@ -1,5 +1,6 @@
 """`stratagem play`: one episode with people in seats, typed in the terminal or, with `--web`,
-played in the browser (a page per human seat, each with its own link)."""
+played in the browser (a page per human seat, each with its own link); with no human seat, the
+game is watched as it is played (`play_watch`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from stratagem.cli.common import PluginOption, _say, app, checked_seed, err, out, use_plugins
+from stratagem.cli.play_watch import checked_pace, watch_terminal, watch_web
 from stratagem.errors import StratagemError
-from stratagem.web.play import IDLE_SECONDS
+from stratagem.web.play import DEFAULT_PACE, IDLE_SECONDS
 
 
 @app.command()
@@ -55,10 +57,18 @@ def play(
         float,
         typer.Option(help="With --web: seconds a move waits for a closed page before giving up."),
     ] = IDLE_SECONDS,
+    pace: Annotated[
+        float | None,
+        typer.Option(
+            help=f"With no human seat (a game you watch): seconds of pause after each step "
+            f"(default {DEFAULT_PACE:g}; 0: as fast as it plays).",
+            callback=checked_pace,
+        ),
+    ] = None,
     plugin: PluginOption = None,
 ) -> None:
     """Play a game in the terminal or the browser, in any seat, against agents, strategies or
-    other people."""
+    other people; with no human seat, watch it played."""
     from stratagem.experiments import play as playing
     from stratagem.experiments.runner import Runner
 
@@ -72,13 +82,26 @@ def play(
     if idle <= 0:
         raise StratagemError(f"--idle {idle:g}: a number of seconds > 0")
     seats = playing.parse_seats(seat, playing.seats_of(game))
+    humans = [k for k, who in enumerate(seats) if who == "human"]
+    if humans and pace is not None:
+        raise StratagemError("--pace: only for a game with no human seat (one you watch)")
+    if not humans and idle != IDLE_SECONDS:
+        raise StratagemError("--idle: only with a human seat")
     chosen = seed if seed is not None else time.time_ns() % 2**31
     options = playing.parse_options(set_option or [], seats)
     config = playing.play_config(
         game, seats, options=options, model=model, rounds=rounds, seed=chosen, output=out_dir
     )
+    if not humans:
+        watched = Runner(config, console=err, show_progress=False)
+        playing.refuse_played(watched.specs, out_dir, chosen)
+        paced = DEFAULT_PACE if pace is None else pace
+        if web:
+            watch_web(watched, out_dir, paced, port, host, open_browser)
+        else:
+            watch_terminal(watched, out_dir, paced)
+        return
     if web:
-        humans = [k for k, who in enumerate(seats) if who == "human"]
         _play_web(config, humans, out_dir, chosen, port, host, open_browser, idle)
         return
     from stratagem.agents.human import HumanPlayer

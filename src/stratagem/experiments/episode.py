@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from stratagem.agents.base import Agent, Belief, Decision
 from stratagem.experiments.records import AnswerRecord
 from stratagem.experiments.seating import Seating, seat_agent
+from stratagem.experiments.step_watch import stepped
 from stratagem.games.base import Event, Game, State
 from stratagem.games.spaces import Action, IllegalAction
 
@@ -146,6 +147,7 @@ async def play_episode(
         with store.transaction():
             _record_events(store, episode_id, step, opening)
     await _debrief(store, episode_id, state, agents, step)
+    await stepped(episode_id, step)
     while not state.is_terminal():
         step += 1
         acting = state.to_act()
@@ -160,6 +162,7 @@ async def play_episode(
         for p, agent in enumerate(agents):
             await agent.observe(state.observation(p), [e for e in events if e.visible(p)])
         await _debrief(store, episode_id, state, agents, step, t)
+        await stepped(episode_id, step)
     return state
 
 

@@ -1,4 +1,5 @@
-"""`stratagem play`: one episode of any game with a person in a seat, as an experiment of its own.
+"""`stratagem play`: one episode of any game, a person in a seat or watching, as an experiment of
+its own.
 
 The command line names each seat (`--seat 0=human --seat 1=plain`); this module turns that into
 the experiment an ordinary run would play, so the episode is stored, resumable and reportable like
@@ -17,7 +18,7 @@ import yaml
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.errors import StratagemError
 from stratagem.experiments.config import ExperimentConfig, config_from_dict
-from stratagem.experiments.lineups import HUMAN, PINNED
+from stratagem.experiments.lineups import PINNED
 from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import get_game
 
@@ -30,7 +31,8 @@ PLAY_EXPERIMENT = "play"
 
 
 def parse_seats(values: Sequence[str], n_seats: int) -> list[str]:
-    """`N=WHO` options -> who sits in seats 0..n-1 (every seat named once)."""
+    """`N=WHO` options -> who sits in seats 0..n-1 (every seat named once; with no `human`
+    seat the game is watched)."""
     seats: dict[int, str] = {}
     for value in values:
         index, sep, who = value.partition("=")
@@ -45,8 +47,6 @@ def parse_seats(values: Sequence[str], n_seats: int) -> list[str]:
     missing = [p for p in range(n_seats) if p not in seats]
     if missing:
         raise StratagemError(f"--seat: no player for seat(s) {', '.join(map(str, missing))}")
-    if HUMAN not in seats.values():
-        raise StratagemError("--seat: name a seat for yourself, e.g. --seat 0=human")
     return [seats[p] for p in range(n_seats)]
 
 

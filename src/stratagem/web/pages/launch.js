@@ -3,7 +3,8 @@
 // (a link "play a game" appears in the header then). The person picks the game and who sits in
 // each seat (the seat strings of `stratagem play --seat`), asks for the plan (what the game will
 // call and cost), and starts it; the answer's links, one per human seat, are shown only here.
-// Every text enters the page as a text node.
+// A game with no human seat is watched: the page opens its episode, which follows it as it is
+// played (a pause of "pace" seconds after each step). Every text enters the page as a text node.
 "use strict";
 
 window.StratagemPages = window.StratagemPages || {};
@@ -56,6 +57,7 @@ window.StratagemPages.launch = (() => {
     const model = kit.el("input", { name: "model", id: "launch-model", value: info.model, size: 32 });
     const rounds = kit.el("input", { name: "rounds", id: "launch-rounds", type: "number", min: 1, placeholder: "the game's own" });
     const seed = kit.el("input", { name: "seed", id: "launch-seed", type: "number", min: 0, placeholder: "a new one" });
+    const pace = kit.el("input", { name: "pace", id: "launch-pace", type: "number", min: 0, step: "any", placeholder: "1" });
     const options = kit.el("input", { name: "set", id: "launch-set", size: 32, placeholder: "magic.probes=false, …" });
     const plan = kit.el("p", { id: "launch-plan", class: "muted" });
     const confirm = kit.el("input", { type: "checkbox", id: "launch-confirm" });
@@ -82,6 +84,7 @@ window.StratagemPages.launch = (() => {
         model: model.value.trim(),
         rounds: number(rounds),
         seed: number(seed),
+        pace: number(pace),
         set: options.value.split(",").map((s) => s.trim()).filter((s) => s),
       };
     }
@@ -133,15 +136,20 @@ window.StratagemPages.launch = (() => {
       shown = got.episode.id;
       const links = Object.entries(got.links).map(([k, url]) =>
         kit.el("li", {}, `seat ${k}: `, outerLink(kit, url, "seat-link")));
+      const watched = got.humans.length === 0;
       started.replaceChildren(
         kit.el("h2", {}, `${got.game}, seed ${got.seed}`),
         kit.el("p", { class: "muted" }, `Plan: ${got.plan}`),
-        kit.el("p", {}, "Each human seat has its own link; open yours, and send each other person theirs:"),
-        kit.el("ul", { id: "launch-links" }, links),
+        ...(watched
+          ? [kit.el("p", {}, `No seat is played by a person: the game plays itself, a pause of ${got.pace} s after each step.`)]
+          : [kit.el("p", {}, "Each human seat has its own link; open yours, and send each other person theirs:"),
+             kit.el("ul", { id: "launch-links" }, links)]),
         episodeLink(got),
         kit.el("p", { id: "launch-status" }, ending(got)),
       );
       changed();
+      // Watched: its episode page, which follows the game as it is played.
+      if (watched && got.episode.source !== null) location.hash = kit.route(["e", got.episode.source, got.episode.id]);
     }
 
     function episodeLink(last) {
@@ -166,8 +174,8 @@ window.StratagemPages.launch = (() => {
       kit.el("p", {}, kit.el("label", {}, "Game ", game)),
       seats,
       whoList,
-      kit.el("p", { class: "muted" }, "Each seat: human, an architecture (plain, or plain@provider/model), a strategy, or scripted:<actions>."),
-      kit.el("p", {}, kit.el("label", {}, "Model ", model), " ", kit.el("label", {}, "Rounds ", rounds), " ", kit.el("label", {}, "Seed ", seed)),
+      kit.el("p", { class: "muted" }, "Each seat: human, an architecture (plain, or plain@provider/model), a strategy, or scripted:<actions>. With no human seat you watch the game, at the pace chosen (seconds after each step)."),
+      kit.el("p", {}, kit.el("label", {}, "Model ", model), " ", kit.el("label", {}, "Rounds ", rounds), " ", kit.el("label", {}, "Seed ", seed), " ", kit.el("label", {}, "Pace ", pace)),
       kit.el("p", {}, kit.el("label", {}, "Options ", options)),
       kit.el("p", {}, kit.el("button", { type: "submit", id: "launch-plan-button" }, "Show the plan"), " ", start),
       plan,

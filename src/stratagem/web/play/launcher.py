@@ -7,7 +7,9 @@ with the plan's line (what `stratagem run --dry-run` prints), a game with a paid
 only with `"confirm": true`, one game at a time is played (the runner takes OUT's writer lock,
 so a `stratagem run` writing OUT refuses it, and it refuses them), and a seed already played in
 OUT is refused as the command refuses it. Each human seat's link goes only to whoever started
-the game, in the answer to that request; `GET /api/play` never lists a seat's link.
+the game, in the answer to that request; `GET /api/play` never lists a seat's link. A game with
+no human seat is watched: it pauses `pace` seconds after each step (`"pace"`, 1 by default), and
+the answer comes once its episode is stored, so the page can open it at once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +29,12 @@ from stratagem.errors import StratagemError
 from stratagem.experiments import play as playing
 from stratagem.experiments.lock import writer_active
 from stratagem.experiments.runner import STORE_FILE, Runner
+from stratagem.experiments.step_watch import step_watch
 from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import GAMES
 from stratagem.llm.registry import parse_model
 from stratagem.strategies.registry import strategy_names
-from stratagem.web.play import IDLE_SECONDS
+from stratagem.web.play import DEFAULT_PACE, IDLE_SECONDS, MAX_PACE
 from stratagem.web.play.seat import WebSeat
 from stratagem.web.play.session import PlaySession
 
@@ -41,6 +45,8 @@ KEPT_GAMES = 20
 MAX_SEEDS = 2**31
 MAX_ROUNDS = 1_000
 """The most rounds a game started here may have: each is played by a person."""
+OPEN_SECONDS = 30.0
+"""How long a start waits for its episode to be stored before answering anyway."""
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +63,8 @@ class Prepared:
     plan: str
     paid: list[str]
     """The paid models the game calls: it needs a confirmation."""
+    pace: float
+    """Seconds of pause after each step (0 where a person plays)."""
 
 
 @dataclass
@@ -66,12 +74,21 @@ class Started:
     task: asyncio.Task[None] | None = None
     end: dict[str, Any] | None = None
     tokens: list[str] = field(default_factory=list)
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the episode is stored (or the game ended before)."""
+
+    async def step(self, episode_id: str, n: int) -> None:
+        """The game's step watch: the episode is stored, then the pause of its pace."""
+        await asyncio.sleep(0)  # the step's writes are committed at this turn
+        self.opened.set()
+        await asyncio.sleep(self.prepared.pace)
 
     def state(self, source: str | None) -> dict[str, Any]:
         return {
             "game": self.prepared.game,
             "seed": self.prepared.seed,
             "humans": self.prepared.humans,
+            "pace": self.prepared.pace,
             "plan": self.prepared.plan,
             "episode": {"source": source, "id": self.episode},
             "running": self.end is None,
@@ -148,13 +165,14 @@ class Launcher:
             rounds=rounds, seed=chosen, output=self.out,
         )  # fmt: skip
         humans = [k for k, who in enumerate(seats) if who == "human"]
+        pace = _pace(body, humans)
         session = PlaySession(config.games[0], humans, self.idle_seconds)
         runner = Runner(config, show_progress=False, human=session.player)
         playing.refuse_played(runner.specs, self.out, chosen)
         models = {s.model.model for spec in runner.specs for s in spec.seats if s.model}
         paid = sorted(m for m in models if parse_model(m).provider not in FREE_PROVIDERS)
         plan = runner.plan().text()
-        return Prepared(runner, session, game, chosen, humans, plan, paid)
+        return Prepared(runner, session, game, chosen, humans, plan, paid, pace)
 
     def refusal(self) -> str | None:
         """Why no game can start now: one is being played, or another process writes OUT."""
@@ -191,8 +209,15 @@ class Launcher:
         links = prepared.session.links(base)
         return {**started.state(self.source), "links": {str(k): v for k, v in links.items()}}
 
+    async def opening(self) -> None:
+        """Until the last game's episode is stored (at most `OPEN_SECONDS`)."""
+        if self.games:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self.games[-1].opened.wait(), OPEN_SECONDS)
+
     async def _play(self, started: Started) -> None:
         runner = started.prepared.runner
+        step_watch.set(started.step)  # this task's context: the runner's tasks inherit it
         try:
             await runner.run()
             end = playing.ending(runner, self.out)
@@ -202,6 +227,7 @@ class Launcher:
             log.exception("stratagem view: a played game failed")
             end = {"error": f"the game did not finish: {type(exc).__name__}"}
         started.end = end
+        started.opened.set()
         started.prepared.session.finish(end)
 
 
@@ -210,6 +236,18 @@ def _text(body: Mapping[str, Any], name: str, default: str | None = None) -> str
     if not isinstance(value, str) or not value.strip():
         raise StratagemError(f"'{name}': a non-empty string")
     return value.strip()
+
+
+def _pace(body: Mapping[str, Any], humans: list[int]) -> float:
+    """`"pace"`: seconds of pause after each step of a game with no human seat."""
+    value = body.get("pace")
+    if value is None:
+        return 0.0 if humans else DEFAULT_PACE
+    if humans:
+        raise StratagemError("'pace': only for a game with no human seat (one you watch)")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_PACE:
+        raise StratagemError(f"'pace': a number of seconds from 0 to {MAX_PACE:g}, or null")
+    return float(value)
 
 
 def _number(body: Mapping[str, Any], name: str, low: int, high: int) -> int | None:

@@ -1,10 +1,11 @@
 """The viewer's routes for starting a game (`stratagem view --play OUT`), mounted only then.
 
 `GET /api/play` says what can be played and how the last game went; `POST /api/play/plan` checks
-a game and answers its plan (nothing starts); `POST /api/play` starts it and answers each human
-seat's link. A POST body is read up to `MAX_BODY` and must be `application/json`, which a page of
-another site cannot send without a preflight this server never answers. Bad input is 400 with
-the one line `stratagem play` prints; a game while another is played is 409.
+a game and answers its plan (nothing starts); `POST /api/play` starts it and answers, once its
+episode is stored, each human seat's link. A POST body is read up to `MAX_BODY` and must be
+`application/json`, which a page of another site cannot send without a preflight this server
+never answers. Bad input is 400 with the one line `stratagem play` prints; a game while another
+is played is 409.
 """
 
 from __future__ import annotations
@@ -62,11 +63,13 @@ def play_routes(launcher: Launcher, data: DataThread, token: str | None) -> list
                 return error(refusal, 409)
             prepared = launcher.prepare(body)
             base = str(request.base_url) + (f"?token={token}" if token else "")
-            return json_response(launcher.start(prepared, base, confirmed=_confirmed(body)))
+            answer = launcher.start(prepared, base, confirmed=_confirmed(body))
         except Refused as exc:
             return error(str(exc), exc.status)
         except StratagemError as exc:
             return error(str(exc), 400)
+        await launcher.opening()  # the page may open the episode at once
+        return json_response(answer)
 
     return [
         Route("/api/play", choices, methods=["GET"]),
