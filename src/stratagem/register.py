@@ -115,8 +115,9 @@ def provider(prefix: str, factory: ProviderSource) -> str:
 
 
 def study(value: Study) -> str:
-    """Register a study: its report sections, analysis options (`report --set`), per-game table
-    and import/export formats; returns its full name."""
+    """Register a study: its report sections, analysis options (`report --set`), per-game table,
+    the leaderboards the viewer shows (`Study.leaderboards`) and import/export formats; returns
+    its full name."""
     return _register_study(value).name
 
 

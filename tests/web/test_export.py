@@ -82,6 +82,7 @@ def test_every_file_parses_and_equals_what_the_data_layer_answers(
         "app.js",
         "compare.js",
         "diff.js",
+        "analysis.js",
         "launch.js",
         "app.css",
         "views",

@@ -114,13 +114,14 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
         '<script src="views/cost_sharing.js" data-views="[&quot;cost-sharing&quot;]" defer>',
         '<script src="compare.js" defer>',
         '<script src="diff.js" defer>',
+        '<script src="analysis.js" defer>',
         '<script src="launch.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index
     assert "style=" not in index and "<style" not in index
     assert "xss" not in index and item["id"] not in index
-    script = client.get("/app.js").text + client.get("/source.js").text
+    script = "".join(client.get(f"/{name}.js").text for name in ("app", "source", "analysis"))
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script.replace("never innerHTML", "")
 

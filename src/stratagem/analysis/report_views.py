@@ -25,6 +25,9 @@ class CellView:
     """(text, anchor in this page) links shown instead of `text`, e.g. to transcripts."""
     style: str = ""
     """Inline CSS made by the report itself (a heat map's colours), never from data."""
+    href: str = ""
+    """A URL relative to the report that `text` links to (a leaderboard row's episodes in the
+    viewer, `analysis.leaderboards`)."""
 
 
 @dataclass(frozen=True)

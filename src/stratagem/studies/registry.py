@@ -2,8 +2,9 @@
 
 A study (seed-001's thesis, seed-003's counterfactual, ...) is a package under `studies/` that
 registers one `Study`: which episodes its metrics apply to, the report sections it adds there,
-and the file formats it imports and exports (`stratagem import/export --format`). Adding a study is
-adding a package and calling `register`; the report, the CLI and the format lookups need no edit.
+the leaderboards the viewer shows, and the file formats it imports and exports (`stratagem
+import/export --format`). Adding a study is adding a package and calling `register`; the report,
+the viewer, the CLI and the format lookups need no edit.
 A plugin's study registers the same way (`stratagem.register.study`), its study and format names
 prefixed with the plugin's namespace (`highcard:cards`, `--format highcard:csv`).
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from stratagem import plugins
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.leaderboards import LeaderboardBuilder
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_registry import (
     SectionBuilder,
@@ -61,6 +63,10 @@ class Study:
     its sections read them with `ReportData.study_options`."""
     table: TableBuilder | None = None
     """Its tidy per-game table, if it has one."""
+    leaderboards: LeaderboardBuilder | None = None
+    """Its leaderboards (`analysis.leaderboards`), if it has some: the viewer shows them on the
+    experiment's page, each row opening the episodes behind it, as it shows the built-in
+    studies'."""
 
 
 def _import_jsonl(

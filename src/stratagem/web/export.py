@@ -11,6 +11,10 @@ filters) and a search text per episode, which app.js pages, filters and searches
 browser. With a seat's perspective only that seat's view of each episode is written, and the
 search texts come from it: nothing hidden from the seat is in any file.
 
+Each experiment's analysis (`Sources.analysis`: leaderboards, calibration, noise floors) is
+written beside its cells, and every leaderboard row's group is indexed as a filter, so a row
+opens its episodes from file:// too; a seat's export writes none (it sums up every seat's view).
+
 Compare and diff (issue 25 item 6) open too. For each experiment the pairs the live server offers
 (`Sources.pairs`, at most `compare.MAX_PAIRS`) whose two episodes are both exported are written,
 and for each pair the alignment of its steps in each perspective both episodes were written in:
@@ -34,7 +38,7 @@ from stratagem.experiments.records import STATUSES
 from stratagem.web import views
 from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import align
-from stratagem.web.data.listing import MAX_PER_PAGE, outcome_values
+from stratagem.web.data.listing import GROUP, MAX_PER_PAGE, outcome_values
 from stratagem.web.server import CSP, json_bytes, page_bytes
 
 MARKER = "stratagem-export"
@@ -42,6 +46,11 @@ MARKER = "stratagem-export"
 EXPORT_CSP = CSP.replace("; frame-ancestors 'none'", "")
 """The server's policy as a <meta> tag (which cannot carry frame-ancestors): scripts only from
 the site's own files, none inline."""
+NO_ANALYSIS: dict[str, Any] = {
+    "leaderboards": [], "calibration": [], "noise": [],
+    "withheld": "A seat's export holds no analysis: its numbers sum up what every seat saw.",
+}  # fmt: skip
+"""What a seat's export writes for an experiment's analysis (`Sources.analysis`)."""
 MAX_DIFFS = 100
 """At most this many experiment pairs' diffs are written (the first that share a cell)."""
 _KIND = re.compile(r"\(([^()]*)\)$")
@@ -270,6 +279,9 @@ def _experiment(
     folder = experiment_dir(source, experiment)
     cells = sources.cells(source, experiment)
     writer.data(f"{folder}/cells.js", cells)
+    # The analysis sums up what every seat saw (beliefs, outcomes): never in a seat's export.
+    analysis = NO_ANALYSIS if seat is not None else sources.analysis(source, experiment)
+    writer.data(f"{folder}/analysis.js", analysis)
     items = list(_all_items(sources, source, experiment))
     if max_per_cell is not None:
         cell_of = sources.cell_of_episodes(source, experiment)
@@ -283,7 +295,7 @@ def _experiment(
         items = kept
     position = {item["id"]: k for k, item in enumerate(items)}
     index: dict[str, dict[str, list[int]]] = {}
-    for name, values in _filter_values(cells, items).items():
+    for name, values in _filter_values(cells, items, analysis).items():
         index[name] = {}
         for value in sorted(values):
             matched = _all_items(sources, source, experiment, {name: value})
@@ -353,8 +365,11 @@ def _diffs(writer: _Writer, sources: Sources, chosen: list[dict[str, Any]]) -> N
     writer.data("data/diffs.js", held)
 
 
-def _filter_values(cells: list[dict[str, Any]], items: list[dict[str, Any]]) -> dict[str, set[str]]:
-    """Each filter's values worth indexing: those the pages offer and the episodes hold."""
+def _filter_values(
+    cells: list[dict[str, Any]], items: list[dict[str, Any]], analysis: dict[str, Any]
+) -> dict[str, set[str]]:
+    """Each filter's values worth indexing: those the pages offer and the episodes hold, and
+    every leaderboard row's group."""
     values: dict[str, set[str]] = {
         "game": {i["game"] for i in items} | {c["game"] for c in cells},
         "model": {i["model"] for i in items if i["model"]} | {c["model"] for c in cells},
@@ -363,6 +378,7 @@ def _filter_values(cells: list[dict[str, Any]], items: list[dict[str, Any]]) -> 
         "status": set(STATUSES),
         "invalid": {"0", "1"},
         "outcome": set(outcome_values(max((len(i["seats"]) for i in items), default=2))),
+        GROUP: {r["group"] for board in analysis["leaderboards"] for r in board["rows"]},
     }
     for item in items:
         for seat in item["seats"]:

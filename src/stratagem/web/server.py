@@ -55,13 +55,18 @@ PAGES = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/compare.js": ("compare.js", "text/javascript; charset=utf-8"),
     "/diff.js": ("diff.js", "text/javascript; charset=utf-8"),
+    "/analysis.js": ("analysis.js", JAVASCRIPT),
     "/launch.js": ("launch.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     "/views/kit.js": ("views/kit.js", JAVASCRIPT),
 }
 """The page files served: URL path -> packaged file under web/pages/. The game views are the
 files registered in `web.views` (index.html's script tags for them are written per request)."""
-FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid", "outcome")
+INDEX = "/index.html"
+"""The page at "/" under its file's name too: a report links back to the viewer by a relative
+path (`analysis.leaderboards.viewer_link`), which must open the same page from the live server
+and from an export's files."""
+FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid", "outcome", "group")
 """The episode filters the API passes to the data layer (query parameter = filter name)."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts bound without a token; a page from elsewhere can reach them only by DNS rebinding,
@@ -248,8 +253,9 @@ def build_app(
             return error("internal error; the server's log says more", 500)
 
     async def page(request: Request) -> Response:
-        body, kind = pages[request.url.path]
-        if request.url.path == "/":  # the views registered now (a game played since included)
+        path = "/" if request.url.path == INDEX else request.url.path
+        body, kind = pages[path]
+        if path == "/":  # the views registered now (a game played since included)
             body = views.render_index(body)
         return Response(body, media_type=kind, headers={"cache-control": "no-cache"})
 
@@ -317,6 +323,14 @@ def build_app(
             return error(str(exc), 400)
         return await answer(lambda s: s.diff(a, b))
 
+    async def analysis(request: Request) -> Response:
+        source = request.path_params["source"]
+        try:
+            experiment = _id(request, "experiment")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: s.analysis(source, experiment))
+
     async def pairs(request: Request) -> Response:
         source = request.path_params["source"]
         try:
@@ -347,12 +361,13 @@ def build_app(
     async def not_allowed(request: Request, exc: Exception) -> Response:
         return error("method not allowed", 405)
 
-    routes = [Route(url, page) for url in PAGES] + [
+    routes = [Route(url, page) for url in (*PAGES, INDEX)] + [
         Route("/views/{path:path}", view),
         Route("/api/sources", sources),
         Route("/api/experiments", experiments),
         Route("/api/experiments/{source}/{experiment}/cells", cells),
         Route("/api/experiments/{source}/{experiment}/episodes", episodes),
+        Route("/api/experiments/{source}/{experiment}/analysis", analysis),
         Route("/api/episodes/{source}/{episode}", episode),
         Route("/api/compare", compare),
         Route("/api/pairs/{source}/{experiment}", pairs),

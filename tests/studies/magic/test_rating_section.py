@@ -64,9 +64,8 @@ def test_over_competitions_for_two_challengers() -> None:
         for k in range(3)
     ]
     table = bradley_terry(results, n_boot=5)
-    blocks = rating_section.deviation_blocks(results, table, rows)
-    (view,) = (b for b in blocks if isinstance(b, TableView))
-    cells = {r[0].text: [c.text for c in r[1:]] for r in view.rows}
+    view = rating_section.deviation_board(results, table, rows)
+    cells = {r.label: list(r.cells) for r in view.rows}
     expected = task_ratings(rating_section.competition_scores(rows)).models
     for entity in ("a|magic", "b|magic"):
         assert cells[entity][1] == f"{100 * expected[entity]:.1f}".replace("-0.0", "0.0")
@@ -78,8 +77,8 @@ def test_over_competitions_for_two_challengers() -> None:
 
 def test_ratings_by_role_and_the_profile(html: str, data: MagicData) -> None:
     roles = tables(html)["Ratings by role"]
-    assert roles[0] == ["Game", "Role", "Entity", "Rating", "Group", "Deviation", "Games"]
-    units = {(r[0], r[1], r[2]) for r in roles[1:]}
+    assert roles[0] == ["Entity", "Game", "Role", "Rating", "Group", "Deviation", "Games"]
+    units = {(r[1], r[2], r[0]) for r in roles[1:]}
     assert units == {
         (game, role, entity)
         for game, pair in (("Chameleon", ("chameleon", "non-chameleon")),

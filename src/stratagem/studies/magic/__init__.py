@@ -15,6 +15,7 @@ from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData
 from stratagem.analysis.forecasts import ForecastSet, register_forecasts
+from stratagem.analysis.leaderboards import Leaderboard
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Section
 from stratagem.studies.magic.options import MagicAnalysis
@@ -39,6 +40,12 @@ def table(report: ReportData, episodes: Sequence[EpisodeData]) -> list[dict[str,
     return game_rows(report, episodes)
 
 
+def leaderboards(report: ReportData, episodes: Sequence[EpisodeData]) -> list[Leaderboard]:
+    from stratagem.studies.magic.boards import magic_leaderboards  # deferred: see the docstring
+
+    return magic_leaderboards(report, episodes)
+
+
 def study_forecasts(report: ReportData, episodes: Sequence[EpisodeData]) -> ForecastSet:
     from stratagem.studies.magic.forecasts import magic_forecasts  # deferred: see the docstring
 
@@ -56,5 +63,6 @@ STUDY = register(
         sections=sections,
         options=MagicAnalysis,
         table=table,
+        leaderboards=leaderboards,
     )
 )

@@ -17,9 +17,11 @@ read as markup. The radar chart is the only image.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from stratagem.analysis.episodes import EpisodeData
+from stratagem.analysis.leaderboards import Leaderboard, LeaderboardRow, table_view, viewer_link
 from stratagem.analysis.noise_floor import NoiseFloor, noise_floor
 from stratagem.analysis.plots import figure_png
 from stratagem.analysis.report_data import ReportData, listing, plural
@@ -49,6 +51,13 @@ from stratagem.studies.magic.records import MagicGame
 
 SECTION_ID = "magic"
 TITLE = "MAgIC (seed-004)"
+LEADERBOARD = "magic/leaderboard"
+"""The challengers' leaderboard's id (`analysis.leaderboards`)."""
+LINKS_NOTE = (
+    "Each entity in the leaderboard and rating tables links to the games behind its row in "
+    "the viewer: the links work when this report is opened from `stratagem view` (or its "
+    "export), which lists the report on the experiment's page."
+)
 
 N_BOOT = 2000
 """Bootstrap replicates of the leaderboard and the PGM gains (vectorised: cheap)."""
@@ -131,39 +140,50 @@ def challenger_costs(data: MagicData) -> dict[str, float | None]:
     return {e: (totals[e] / games[e] if data.costs else None) for e in games}
 
 
-def leaderboard_blocks(
+def challenger_board(
     rows: Sequence[EntityMetrics],
     games: Sequence[MagicGame],
     costs: dict[str, float | None],
     options: MetricOptions,
-) -> list[Block]:
+) -> Leaderboard:
+    """The paper's leaderboard (seed-004 §9.4), each challenger's row with its games' ids."""
     defenders = listing(sorted({g.defender for g in games}))
-    table = make_table(
+    return Leaderboard(
+        LEADERBOARD,
         "MAgIC leaderboard",
         f"Challengers (model|architecture) against {defenders}, best W first; values in %, "
         f"{_interval_text(N_BOOT)}. Metric options: {options.describe()}. "
         f"{plural(len(games), 'game')} in all; Invalid is the share of the challenger's "
         "decisions and probe answers that stayed invalid; Cost is per game, the challenger's "
         "seats only.",
-        ["Challenger", *LABELS.values(), "Games", "Invalid", "Cost / game"],
-        [
-            [
+        ("Challenger", *LABELS.values(), "Games", "Invalid", "Cost / game"),
+        tuple(
+            LeaderboardRow(
                 r.entity,
-                *(estimate_cell(r.metrics.get(m)) for m in LABELS),
-                r.games,
-                CellView(
+                (
+                    *(estimate_cell(r.metrics.get(m)).text for m in LABELS),
+                    f"{r.games:,}",
                     f"{_pct(r.invalid.invalid, r.invalid.decisions)} "
                     f"({r.invalid.invalid}/{r.invalid.decisions})",
-                    "num",
+                    money_cell(costs.get(r.entity)).text,
                 ),
-                money_cell(costs.get(r.entity)),
-            ]
+                r.episodes,
+            )
             for r in rows
-        ],
-        tag="as seed-004 §9.4",
-        fold=False,
+        ),
+        numeric=(False, *(True,) * (len(LABELS) + 3)),
     )
-    return [Heading("Leaderboard"), table]
+
+
+def leaderboard_blocks(
+    rows: Sequence[EntityMetrics],
+    games: Sequence[MagicGame],
+    costs: dict[str, float | None],
+    options: MetricOptions,
+    link: Callable[[str], str] | None = None,
+) -> list[Block]:
+    board = challenger_board(rows, games, costs, options)
+    return [Heading("Leaderboard"), table_view(board, link, tag="as seed-004 §9.4")]
 
 
 def radar_blocks(rows: Sequence[EntityMetrics]) -> list[Block]:
@@ -434,6 +454,8 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
         ),
         Definitions(explanations(options), compact=True),
     ]
+    link = partial(viewer_link, report.experiment.id)
+    section.blocks.append(Note(LINKS_NOTE))
     skipped = _skipped_note(data)
     if data.games:
         section.blocks.append(Note(_competition_text(data.games)))
@@ -441,7 +463,8 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
         section.blocks.append(skipped)
     if data.games:
         rows = leaderboard(data.games, options, n_boot=N_BOOT, level=LEVEL, seed=SEED)
-        section.blocks += leaderboard_blocks(rows, data.games, challenger_costs(data), options)
+        costs = challenger_costs(data)
+        section.blocks += leaderboard_blocks(rows, data.games, costs, options, link)
         if options.variants == "both":
             section.blocks.append(variants_table(data.games, options))
         section.blocks += radar_blocks(rows)
@@ -461,7 +484,9 @@ def magic_sections(report: ReportData, episodes: Sequence[EpisodeData]) -> list[
                 "(two entities), so there is no leaderboard, radar or PGM gain to show."
             )
         )
-    section.blocks += rating_blocks(data, rows, n_boot=RATING_BOOT, level=LEVEL, seed=SEED)
+    section.blocks += rating_blocks(
+        data, rows, n_boot=RATING_BOOT, level=LEVEL, seed=SEED, link=link
+    )
     if data.games:
         section.blocks += invalid_blocks(data, rows, options)
     return [section]

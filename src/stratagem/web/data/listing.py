@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from stratagem.analysis.episodes import EpisodeData, seat_of
@@ -114,6 +114,16 @@ FILTERS: dict[str, Callable[[str], tuple[str, list[Any]]]] = {
     "outcome": _outcome,
 }
 """Each filter a page may set, as the SQL condition it adds."""
+GROUP = "group"
+"""The filter to a leaderboard row's episodes (`web.data.analysis`): its value is the row's
+group key, which the caller resolves to the ids (`episode_page`'s `groups`)."""
+
+
+def _group(value: str, groups: Mapping[str, Sequence[str]]) -> tuple[str, list[Any]]:
+    ids = groups.get(value)
+    if ids is None:
+        raise BadQuery(f"filter group='{value}': no leaderboard row of this experiment has it")
+    return "e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(ids))]
 
 
 def _like(text: str) -> str:
@@ -139,8 +149,10 @@ def episode_page(
     query: str | None,
     page: int,
     per_page: int,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """The page of `Sources.episodes` (see `stratagem.web.data`)."""
+    """The page of `Sources.episodes` (see `stratagem.web.data`); `groups` the leaderboard
+    rows' episode ids by group key, for a `group` filter."""
     if page < 0 or not 1 <= per_page <= MAX_PER_PAGE:
         raise BadQuery(
             f"page {page}, {per_page} per page: expected a page >= 0 and 1 to {MAX_PER_PAGE} "
@@ -149,9 +161,12 @@ def episode_page(
     where, params = ["e.experiment_id = ?"], [experiment]
     for name, value in filters.items():
         make = FILTERS.get(name)
-        if make is None:
-            raise BadQuery(f"unknown filter '{name}': expected {', '.join(FILTERS)}")
-        sql, values = make(value)
+        if name == GROUP:
+            sql, values = _group(value, groups or {})
+        elif make is None:
+            raise BadQuery(f"unknown filter '{name}': expected {', '.join(FILTERS)} or {GROUP}")
+        else:
+            sql, values = make(value)
         where.append(sql)
         params += values
     if query:

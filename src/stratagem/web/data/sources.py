@@ -8,6 +8,7 @@ with `held()`, only while no writer has it open and its file is unchanged. `cell
 every finished episode, so its answer is kept per experiment and reused while `version()` is
 unchanged: any commit changes the version, and then it is read again (`analysis.tallies`: a
 few aggregate queries, not every round). The same read gives each episode's metrics for `diff()`.
+An experiment's `analysis()` (its leaderboards, calibration and noise floors) is kept the same way.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import stores_in
+from stratagem.web.data.analysis import Analysis, experiment_analysis
 from stratagem.web.data.compare import pairs as compare_pairs
 from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics
-from stratagem.web.data.listing import episode_page
+from stratagem.web.data.listing import GROUP, episode_page
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
 from stratagem.web.data.reports import report_path, report_sections, report_url
@@ -75,6 +77,7 @@ class Sources:
         self._holding = False
         self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
         self._cells: dict[tuple[str, str], tuple[str, _Read]] = {}
+        self._analyses: dict[tuple[str, str], tuple[str, Analysis]] = {}
         for k in range(len(found)):
             with self._open(str(k)):
                 pass
@@ -208,6 +211,26 @@ class Sources:
             })  # fmt: skip
         return _Read(out, tallies, costs)
 
+    def analysis(self, source: str, experiment: str) -> dict[str, Any]:
+        """The experiment's leaderboards (each row with its group key and episode count), the
+        calibration of its stored beliefs per model and game, and its noise floors
+        (`web.data.analysis`). Kept while the store's `version()` is unchanged, as `cells`."""
+        return self._analysis(source, experiment).answer
+
+    def _analysis(self, source: str, experiment: str, *, latest: bool = True) -> Analysis:
+        """Computed again when the store changed; with `latest` False, the one computed last
+        where there is one (what a `group` filter resolves: the rows the page shows)."""
+        kept = self._analyses.get((source, experiment))
+        if kept is not None and not latest:
+            return kept[1]
+        version = self.version(source)
+        if kept is None or kept[0] != version:
+            with self._open(source) as store:
+                self._experiment(store, source, experiment)
+                kept = (version, experiment_analysis(store, experiment))
+            self._analyses[(source, experiment)] = kept
+        return kept[1]
+
     def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
         """The cell-level diff of experiment `b` against `a`, each (source, experiment id)
         (`diff`: paired differences with t intervals and Holm-adjusted p-values), from the
@@ -235,11 +258,16 @@ class Sources:
         per_page: int = 50,
     ) -> dict[str, Any]:
         """A page of an experiment's episodes in store order (`listing`); a filter set to ""
-        is no filter (an empty field of a form)."""
+        is no filter (an empty field of a form); `group` a leaderboard row's key, resolved to
+        the row's episodes as last computed (`analysis`): while a run adds episodes, a row's
+        list stays the one its count was computed from, until the analysis is asked again."""
+        chosen = {k: v for k, v in (filters or {}).items() if v != ""}
+        groups = None
+        if GROUP in chosen:
+            groups = self._analysis(source, experiment, latest=False).groups
         with self._open(source) as store:
             self._experiment(store, source, experiment)
-            chosen = {k: v for k, v in (filters or {}).items() if v != ""}
-            return episode_page(store, experiment, chosen, query, page, per_page)
+            return episode_page(store, experiment, chosen, query, page, per_page, groups)
 
     def episode(self, source: str, episode_id: str, perspective: Perspective) -> dict[str, Any]:
         """An episode step by step, holding only what `perspective` may see (`replay`)."""

@@ -178,6 +178,7 @@
       for (const key of FILTERS) if (inputs[key].value) next[key] = inputs[key].value;
       if (inputs.invalid.checked) next.invalid = "1";
       if (inputs.q.value) next.q = inputs.q.value;
+      if (params.group) next.group = params.group; // a leaderboard row's episodes (analysis.js)
       location.hash = route({ path: ["x", source, experiment], query: next });
     };
     // The data layer's outcomes (web.data.listing.outcome_values) for the cells' most seats.
@@ -200,6 +201,7 @@
     const page = episodes.page;
     show(
       el("h1", {}, experiment),
+      ANALYSIS.part(compareKit, source, experiment, params.group),
       el("h2", {}, "Cells"),
       report ? reportLinks(report) : null,
       table(
@@ -210,6 +212,7 @@
         ]),
       ),
       el("h2", {}, `Episodes (${episodes.total})`),
+      params.group ? ANALYSIS.groupNote(compareKit, source, experiment, params.group) : null,
       form,
       table(
         ["Episode", "Game", "Model", "Agent", "Seats", "Status", "Payoffs", "Invalid"],
@@ -241,8 +244,9 @@
     );
     const same = replay && replay.source === source && replay.id === id;
     const last = Math.max(0, episode.steps.length - 1);
-    // Watching the end of a running episode follows its new steps as they arrive.
-    const following = same && replay.step >= replay.episode.steps.length - 1;
+    // Watching the end of a running episode follows its new steps as they arrive; one opened
+    // while it is played opens at its latest step (a game watched live).
+    const following = same ? replay.step >= replay.episode.steps.length - 1 : episode.status === "running";
     const kept = following ? last : same ? replay.step : 0;
     const step = Math.min(Number(query.get("step") || kept) || 0, last);
     if (replay && !same) stopPlaying();
@@ -454,6 +458,7 @@
 
   // ---- compare (compare.js), and pages registered in window.StratagemPages (diff.js) ----------
   const COMPARE = window.StratagemCompare;
+  const ANALYSIS = window.StratagemAnalysis;
   const PAGES = window.StratagemPages || {};
   const compareKit = { el, route, api, pathId, fmt, table, show, setCrumbs, exported };
 

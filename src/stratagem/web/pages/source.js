@@ -51,6 +51,7 @@ window.StratagemSource = (() => {
     if (parts[0] === "experiments" && parts.length === 4) {
       const folder = `data/x/${parts[1]}/${parts[2]}`;
       if (parts[3] === "cells") return dataFile(folder + "/cells.js");
+      if (parts[3] === "analysis") return dataFile(folder + "/analysis.js");
       if (parts[3] === "episodes") return exportedPage(folder, params);
     }
     if (parts[0] === "episodes" && parts.length === 3) {
@@ -100,6 +101,9 @@ window.StratagemSource = (() => {
     let kept = items.map((_, k) => k);
     for (const key of Object.keys(index)) {
       if (!params[key]) continue;
+      if (key === "group" && !Object.hasOwn(index.group, params.group)) {
+        throw new Error(`filter group='${params.group}': no leaderboard row of this experiment has it`);
+      }
       const matching = new Set(index[key][params[key]] || []);
       kept = kept.filter((k) => matching.has(k));
     }
