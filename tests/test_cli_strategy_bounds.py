@@ -49,6 +49,13 @@ def test_moran_says_its_work_and_bounds_its_size(
                          "--turns", "10", "--seed", "3")  # fmt: skip
     assert code == 0, err
     assert out.splitlines()[0] == (
+        "plan: a population of 6, at most 1,000 generations; deterministic strategies without "
+        "noise, so each of the 4 ordered pairs of strategies plays once, 10 turns: 40 rounds"
+    )
+    code, out, err = cli(capsys, "moran", "-s", "TitForTat", "-s", "AlwaysDefect", "--size", "3",
+                         "--turns", "10", "--noise", "0.1", "--seed", "3")  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[0] == (
         "plan: a population of 6, at most 1,000 generations of 15 matches of 10 turns: at most "
         "150,000 rounds"
     )
@@ -60,5 +67,6 @@ def test_moran_says_its_work_and_bounds_its_size(
         "error: --size 251 x 4 strategies: a population of 1,004 individuals, more than the "
         f"{MAX_POPULATION:,} a Moran process may hold"
     )
-    code, _, err = cli(capsys, "moran", "--size", "100")  # 400 individuals: within, but the work
+    # 400 individuals: within, but with noise every generation plays its 79,800 matches
+    code, _, err = cli(capsys, "moran", "--size", "100", "--noise", "0.1")
     assert code == 2 and "3,990,000,000 rounds" in err and len(err.strip().splitlines()) == 1

@@ -139,13 +139,20 @@ def test_a_moran_population_and_its_work_are_bounded() -> None:
     tft = get_strategy("TitForTat")
     with pytest.raises(StratagemError, match=f"more than the {MAX_POPULATION:,} a Moran"):
         MoranProcess([tft] * (MAX_POPULATION + 1), AXELROD_PD, turns=1, max_generations=1)
-    # 400 individuals: 79,800 matches a generation, up to 1,000 generations of 50 turns each
+    # 400 individuals, one of them stochastic: 79,800 matches a generation, up to 1,000
+    # generations of 50 turns each
     with pytest.raises(StratagemError) as info:
-        MoranProcess([tft, get_strategy("AlwaysDefect")] * 200, AXELROD_PD, turns=50)
+        MoranProcess([tft, get_strategy("Random(0.5)")] * 200, AXELROD_PD, turns=50)
     message = str(info.value)
     assert "up to 1,000 generations x 79,800 pairings" in message
     assert (
         "= 3,990,000,000 rounds" in message and "fewer generations, turns or individuals" in message
     )
-    process = MoranProcess([tft, get_strategy("AlwaysDefect")] * 6, AXELROD_PD, turns=50)
+    process = MoranProcess([tft, get_strategy("Random(0.5)")] * 6, AXELROD_PD, turns=50)
     assert process.rounds == 1_000 * 66 * 50 <= MAX_MATCH_ROUNDS
+    # deterministic strategies without noise: each ordered pair of strategies plays once
+    process = MoranProcess([tft, get_strategy("AlwaysDefect")] * 200, AXELROD_PD, turns=50)
+    assert process.rounds == 4 * 50
+    four = [get_strategy(n) for n in ("TitForTat", "AlwaysDefect", "GrimTrigger", "Alternator")]
+    with pytest.raises(StratagemError, match=r"16 ordered pairs of strategies\): 16 matches"):
+        MoranProcess(four, AXELROD_PD, turns=1_000_000)

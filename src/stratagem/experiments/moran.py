@@ -3,15 +3,23 @@
 Each generation every individual plays every other once; an individual is chosen to reproduce with
 probability proportional to its total score, and its offspring replaces another individual chosen
 uniformly at random (birth-death). Without mutation the process ends at fixation: one strategy left.
+
+When every strategy is deterministic and there is no noise, a match depends only on the two
+strategies and their seats, so each ordered pair of strategies plays once (in lockstep) and a
+generation is arithmetic on counts: a population of 1,000 runs a thousand generations in well
+under a second. Otherwise each generation plays its matches in lockstep, drawing from the one
+generator in the order of the pairs. Either way the scores, the draws and so every generation are
+those of playing each pair with `play_match`, one at a time.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from stratagem.errors import StratagemError
 from stratagem.experiments.limits import (
@@ -23,7 +31,7 @@ from stratagem.experiments.limits import (
 )
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
-from stratagem.strategies.match import MatchResult, play_match
+from stratagem.strategies.lockstep import play_matches
 
 
 @dataclass(frozen=True)
@@ -68,80 +76,137 @@ class MoranProcess:
         check_range("turns", turns, 1, MAX_TURNS)
         check_range("max_generations", max_generations, 1, MAX_GENERATIONS)
         check_population(len(population))
+        self.types: dict[str, Strategy] = {p.label: p for p in population}
+        self.names = sorted(self.types)
+        """The strategies; an individual is an index into this list."""
+        self.initial = [p.label for p in population]
         self.pairings = len(population) * (len(population) - 1) // 2
         """Matches of one generation: every pair of individuals meets once."""
-        self.rounds = check_rounds(
-            f"the Moran process (up to {max_generations:,} generations x {self.pairings:,} "
-            "pairings)",
-            max_generations * self.pairings,
-            turns,
-            "generations, turns or individuals",
-        )
-        """The most rounds it can play (bounded: `MAX_MATCH_ROUNDS`); deterministic matches
-        are played once and reused, so it usually plays far fewer."""
-        self.types: dict[str, Strategy] = {p.label: p for p in population}
-        self.initial = [p.label for p in population]
+        self.deterministic = noise == 0.0 and all(p.deterministic for p in population)
+        """Whether each ordered pair of strategies plays once, for every generation."""
+        if self.deterministic:
+            self.rounds = check_rounds(
+                f"the Moran process ({len(self.names) ** 2:,} ordered pairs of strategies)",
+                len(self.names) ** 2,
+                turns,
+                "turns or strategies",
+            )
+        else:
+            self.rounds = check_rounds(
+                f"the Moran process (up to {max_generations:,} generations x "
+                f"{self.pairings:,} pairings)",
+                max_generations * self.pairings,
+                turns,
+                "generations, turns or individuals",
+            )
+        """The most rounds it can play (bounded: `MAX_MATCH_ROUNDS`); with deterministic
+        strategies and no noise, those of each ordered pair of strategies, played once."""
         self.stage = stage
         self.turns = turns
         self.noise = noise
         self.mutation_rate = mutation_rate
         self.max_generations = max_generations
         self.rng = random.Random(seed)
-        self._cache: dict[tuple[str, str], MatchResult] = {}
 
     @property
     def plan(self) -> str:
         """The most work it may do, for the line printed before it starts."""
+        head = (
+            f"a population of {len(self.initial):,}, at most {self.max_generations:,} generations"
+        )
+        if self.deterministic:
+            return (
+                f"{head}; deterministic strategies without noise, so each of the "
+                f"{len(self.names) ** 2:,} ordered pairs of strategies plays once, "
+                f"{self.turns:,} turns: {self.rounds:,} rounds"
+            )
         return (
-            f"a population of {len(self.initial):,}, at most {self.max_generations:,} "
-            f"generations of {self.pairings:,} matches of {self.turns:,} turns: at most "
+            f"{head} of {self.pairings:,} matches of {self.turns:,} turns: at most "
             f"{self.rounds:,} rounds"
         )
 
-    def _match(self, a: str, b: str) -> MatchResult:
-        first, second = self.types[a], self.types[b]
-        if self.noise == 0.0 and first.deterministic and second.deterministic:
-            if (a, b) not in self._cache:
-                self._cache[(a, b)] = self._play(a, b, 0.0)
-            return self._cache[(a, b)]
-        return self._play(a, b, self.noise)
+    def _scores(self) -> np.ndarray:
+        """(2, strategies, strategies): [0][x, y] is x's score when it plays first against y,
+        [1][x, y] its score when it plays second against y."""
+        k = len(self.names)
+        players = [self.types[n] for n in self.names]
+        pairs = [(players[x], players[y]) for x in range(k) for y in range(k)]
+        results = play_matches(pairs, self.stage, self.turns, lambda n: self.rng)
+        first = np.array([r.scores for r in results]).reshape(k, k, 2)
+        return np.stack((first[..., 0], first[..., 1].T))
 
-    def _play(self, a: str, b: str, noise: float) -> MatchResult:
-        first, second = self.types[a], self.types[b]
-        if a == b:  # a strategy meets a copy of itself (copied only to play, not to look up)
-            second = copy.deepcopy(first)
-        return play_match(first, second, self.stage, self.turns, self.rng, noise)
+    def _fitness(self, population: np.ndarray, scores: np.ndarray | None) -> list[float]:
+        """Each individual's total score against all the others, added in the order of the
+        opponents (as playing the pairs one by one adds them), so the floats are the same."""
+        if scores is None:
+            against = self._play_generation(population)
+        elif _exact(scores, len(population)):  # any order of addition gives the same floats
+            kinds = np.eye(len(self.names))[population]
+            ahead = np.cumsum(kinds, axis=0) - kinds  # opponents j < i, by strategy: i was second
+            behind = kinds.sum(axis=0) - ahead - kinds
+            totals = (ahead * scores[1][population] + behind * scores[0][population]).sum(axis=1)
+            return totals.tolist()  # type: ignore[no-any-return]
+        else:
+            ahead = np.tri(len(population), k=-1, dtype=bool)
+            mine, theirs = population[:, None], population[None, :]
+            against = np.where(ahead, scores[1][mine, theirs], scores[0][mine, theirs])
+            np.fill_diagonal(against, 0.0)
+        return np.cumsum(against, axis=1)[:, -1].tolist()  # type: ignore[no-any-return]
 
-    def _fitness(self, population: list[str]) -> list[float]:
-        fitness = [0.0] * len(population)
-        for i in range(len(population)):
-            for j in range(i + 1, len(population)):
-                a, b = self._match(population[i], population[j]).scores
-                fitness[i] += a
-                fitness[j] += b
-        return fitness
+    def _play_generation(self, population: np.ndarray) -> np.ndarray:
+        """(individuals, individuals): each one's score against each other, every pair played
+        in order from the process's generator."""
+        players = [self.types[self.names[t]] for t in population]
+        first, second = np.triu_indices(len(population), 1)
+        pairs = [(players[i], players[j]) for i, j in zip(first, second, strict=True)]
+        results = play_matches(pairs, self.stage, self.turns, lambda k: self.rng, self.noise)
+        played = np.array([r.scores for r in results]).reshape(-1, 2)
+        against = np.zeros((len(population), len(population)))
+        against[first, second] = played[:, 0]
+        against[second, first] = played[:, 1]
+        return against
 
     def play(self) -> MoranResult:
-        population = list(self.initial)
-        history = [Counter(population)]
-        names = sorted(self.types)
+        population = np.array([self.names.index(label) for label in self.initial])
+        counts = np.bincount(population, minlength=len(self.names))
+        history = [self._census(counts)]
+        scores = self._scores() if self.deterministic else None
+        size = len(population)
         for _ in range(self.max_generations):
             if self.mutation_rate == 0.0 and len(history[-1]) == 1:
                 break
-            fitness = self._fitness(population)
+            fitness = self._fitness(population, scores)
             low = min(fitness)
             if low < 0:  # selection needs non-negative weights
                 fitness = [f - low for f in fitness]
             if sum(fitness) > 0:
-                parent = self.rng.choices(range(len(population)), weights=fitness)[0]
+                parent = self.rng.choices(range(size), weights=fitness)[0]
             else:
-                parent = self.rng.randrange(len(population))
-            dead = self.rng.choice([k for k in range(len(population)) if k != parent])
-            child = population[parent]
-            if self.mutation_rate and self.rng.random() < self.mutation_rate and len(names) > 1:
-                child = self.rng.choice([n for n in names if n != child])
+                parent = self.rng.randrange(size)
+            # Uniform among the others: one `randrange` as `choice` of the list without the parent.
+            dead = self.rng.randrange(size - 1)
+            dead += dead >= parent
+            child = int(population[parent])
+            if (
+                self.mutation_rate
+                and self.rng.random() < self.mutation_rate
+                and len(self.names) > 1
+            ):
+                others = [n for n in self.names if n != self.names[child]]
+                child = self.names.index(self.rng.choice(others))
+            counts[population[dead]] -= 1
+            counts[child] += 1
             population[dead] = child
-            history.append(Counter(population))
+            history.append(self._census(counts))
         final = history[-1]
         winner = next(iter(final)) if len(final) == 1 else None
         return MoranResult(tuple(history), winner)
+
+    def _census(self, counts: np.ndarray) -> Counter[str]:
+        return Counter({self.names[t]: int(c) for t, c in enumerate(counts) if c})
+
+
+def _exact(scores: np.ndarray, individuals: int) -> bool:
+    """Whether every sum of `individuals` of these scores is exact in floats, whatever the order:
+    whole numbers, small enough."""
+    return bool((scores == np.round(scores)).all() and np.abs(scores).max() * individuals < 2**53)

@@ -3,11 +3,12 @@
 Every pair meets `repetitions` times (and each strategy meets a copy of itself when `self_play`).
 A match between two deterministic strategies without noise always ends the same way, so it is played
 once and its result reused for the other repetitions: the results are identical, the work is not.
+The matches are played together, in lockstep on arrays (`strategies.lockstep`), each with the
+results and draws it would have alone.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from stratagem.experiments.limits import (
 )
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Strategy
-from stratagem.strategies.match import MatchResult, play_match
+from stratagem.strategies.lockstep import play_matches
+from stratagem.strategies.match import MatchResult
 
 
 @dataclass(frozen=True)
@@ -150,19 +152,26 @@ class Tournament:
         return len(self.pairs()) * self.repetitions
 
     def matches(self) -> Iterator[MatchRecord]:
-        """Play every match, yielding each as it ends (so callers can store or show progress)."""
+        """Every match, in order of pairing then repetition, played in lockstep
+        (`strategies.lockstep`); each draws from its own generator, seeded with its `seed`."""
+        pairs: list[tuple[Strategy, Strategy]] = []
+        seeds: list[str] = []
+        records: list[tuple[int, int, int, str, int]] = []
+        """Each match's seats, repetition, seed and index of the result it gets (reused or not)."""
         for i, j in self.pairs():
-            first = self.players[i]
-            second = copy.deepcopy(first) if i == j else self.players[j]
+            first, second = self.players[i], self.players[j]
             reusable = self.noise == 0.0 and first.deterministic and second.deterministic
-            played: MatchResult | None = None
             for rep in range(self.repetitions):
                 seed = f"{self.seed}:{i}:{j}:{rep}"
-                if played is None or not reusable:
-                    played = play_match(
-                        first, second, self.stage, self.turns, random.Random(seed), self.noise
-                    )
-                yield MatchRecord(i, j, rep, seed, played)
+                if not (rep and reusable):
+                    pairs.append((first, second))
+                    seeds.append(seed)
+                records.append((i, j, rep, seed, len(pairs) - 1))
+        results = play_matches(
+            pairs, self.stage, self.turns, lambda n: random.Random(seeds[n]), self.noise
+        )
+        for i, j, rep, seed, n in records:
+            yield MatchRecord(i, j, rep, seed, results[n])
 
     def play(self, on_match: Callable[[MatchRecord], None] | None = None) -> TournamentResult:
         records = []

@@ -15,6 +15,8 @@ from stratagem.strategies.counterfactual_bots import (
     best_responses,
 )
 from stratagem.strategies.grudging import GrimTrigger, GrimTrigger2
+from stratagem.strategies.lockstep import play_matches
+from stratagem.strategies.machine import Machine, tabulate
 from stratagem.strategies.match import MatchResult, play_match
 from stratagem.strategies.reactive import (
     SuspiciousTitForTat,
@@ -46,6 +48,7 @@ __all__ = [
     "Classifier",
     "GrimTrigger",
     "GrimTrigger2",
+    "Machine",
     "MatchResult",
     "Pattern",
     "Random",
@@ -60,5 +63,7 @@ __all__ = [
     "get_strategy",
     "parse_spec",
     "play_match",
+    "play_matches",
     "strategy_names",
+    "tabulate",
 ]

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from stratagem.errors import StratagemError
 from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.strategies.machine import Machine
 
 COOPERATE = 0
 """Index of the cooperative role in a 2-action game."""
@@ -68,6 +69,11 @@ class Strategy:
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         """The next action index, given both players' past action indices (oldest first)."""
         raise NotImplementedError
+
+    def machine(self) -> Machine | None:
+        """This strategy as a state machine for the stage and seat of the last `reset`, so the
+        lockstep engine can play it (`strategies.lockstep`); None keeps it on `act`."""
+        return None
 
     @property
     def label(self) -> str:

@@ -20,6 +20,7 @@ import numpy as np
 from stratagem.errors import StratagemError
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Classifier, Strategy
+from stratagem.strategies.machine import Machine, constant, tabulate
 
 SEED003_PATTERNS: dict[int, tuple[int | str, ...]] = {
     # seed-003 §2.2: PD family ["defection", "cooperation"] (or ["hare", "stag"]), i.e. the
@@ -107,6 +108,13 @@ class SingleRoundEquilibrium(Strategy):
             return self._pure
         return bisect.bisect_right(self._cumulative, rng.random())
 
+    def machine(self) -> Machine:
+        if self._pure >= 0:
+            return constant(self.stage, self.player, self._pure)
+        # One draw a turn, as `act`, with the same thresholds.
+        cuts = [self._cumulative]
+        return tabulate(self.stage, self.player, (0,), lambda s, own, opp: 0, thresholds=cuts)
+
 
 class Pattern(Strategy):
     """Cycle through a fixed sequence of actions, regardless of play (seed-003 PP).
@@ -186,6 +194,12 @@ class Pattern(Strategy):
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return self._sequence[len(own) % self._period]
 
+    def machine(self) -> Machine:
+        period = self._period  # the state is the position in the pattern
+        return tabulate(
+            self.stage, self.player, self._sequence, lambda s, own, opp: (s + 1) % period
+        )
+
 
 class _BestResponder(Strategy):
     """Shared set-up of the seed-003 bots that best-respond to a statistic of the opponent."""
@@ -264,3 +278,11 @@ class BestResponseToLast(_BestResponder):
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         # seed-003 §2.2: round 1 uniform over the actions, then the best reply to the last move.
         return self._replies[opponent[-1]] if opponent else rng.randrange(self._n_actions)
+
+    def machine(self) -> Machine:
+        # State k < n: the opponent's last move was k; state n: the opening, drawn as `act` does.
+        n = len(self._replies)
+        actions = (*self._replies, 0)
+        return tabulate(
+            self.stage, self.player, actions, lambda s, own, opp: opp, start=n, opening=True
+        )

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from stratagem.games.matrix.normal_form import NormalFormGame
 from stratagem.strategies.base import Classifier, Strategy
+from stratagem.strategies.machine import Machine, tabulate
 
 
 class GrimTrigger(Strategy):
@@ -47,6 +48,12 @@ class GrimTrigger(Strategy):
             self._seen = n
             self._defections = sum(opponent)
         return 1 if self._defections >= self.threshold else 0
+
+    def machine(self) -> Machine:
+        # The state counts the opponent's defections, up to the threshold (then it stays there).
+        k = self.threshold
+        actions = (0,) * k + (1,)
+        return tabulate(self.stage, self.player, actions, lambda s, own, opp: min(s + opp, k))
 
 
 class GrimTrigger2(GrimTrigger):

@@ -1,8 +1,9 @@
 """Play one repeated match between two strategies, as fast as plain Python allows.
 
-This is the hot loop of tournaments and Moran processes, so it works on action indices and the stage
-game's nested-list payoff table instead of building `State` objects. A test checks it against the
-generic engine (`RepeatedGame`) move for move.
+It plays the matches that `lockstep.play_matches` cannot play on arrays, and is the reference the
+lockstep engine is tested against, so it works on action indices and the stage game's nested-list
+payoff table instead of building `State` objects. A test checks it against the generic engine
+(`RepeatedGame`) move for move.
 """
 
 from __future__ import annotations
@@ -44,12 +45,7 @@ def play_match(
 
     As in the Axelrod library, a flipped action is what both players see in the history.
     """
-    if stage.n_players != 2:
-        raise StratagemError(f"matches need a 2-player game; '{stage.name}' has {stage.n_players}")
-    if turns < 1:
-        raise StratagemError(f"turns must be >= 1, got {turns}")
-    if not 0.0 <= noise <= 1.0:
-        raise StratagemError(f"noise must be in [0, 1], got {noise}")
+    check_match(stage, turns, noise)
     first.reset(stage, 0)
     second.reset(stage, 1)
     table = stage.table
@@ -73,6 +69,16 @@ def play_match(
         a_total += pa
         b_total += pb
     return MatchResult((tuple(a_moves), tuple(b_moves)), (a_total, b_total))
+
+
+def check_match(stage: NormalFormGame, turns: int, noise: float) -> None:
+    """Refuse what no match can be: not 2 players, no turns, noise outside [0, 1]."""
+    if stage.n_players != 2:
+        raise StratagemError(f"matches need a 2-player game; '{stage.name}' has {stage.n_players}")
+    if turns < 1:
+        raise StratagemError(f"turns must be >= 1, got {turns}")
+    if not 0.0 <= noise <= 1.0:
+        raise StratagemError(f"noise must be in [0, 1], got {noise}")
 
 
 def _flip(action: int, n_actions: int, rng: random.Random) -> int:

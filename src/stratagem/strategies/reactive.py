@@ -1,8 +1,9 @@
 """Short-memory reactive strategies: they answer the last round or two of play.
 
 Each one plays exactly as its Axelrod-library namesake (TitForTat, TitFor2Tats, SuspiciousTitForTat,
-WinStayLoseShift), which a test checks move for move. `act` is the hot loop of tournaments, so each
-is a single expression on the history, with no allocation.
+WinStayLoseShift), which a test checks move for move. `act` is the hot loop of matches played in
+Python, so each is a single expression on the history, with no allocation; `machine` is the same
+strategy as a table, for matches played in lockstep (`strategies.lockstep`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from stratagem.strategies.base import Classifier, Strategy
+from stratagem.strategies.machine import Machine, tabulate
 
 
 class TitForTat(Strategy):
@@ -26,6 +28,10 @@ class TitForTat(Strategy):
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return opponent[-1] if opponent else 0
 
+    def machine(self) -> Machine:
+        # The state is the opponent's last move, which is also the next action.
+        return tabulate(self.stage, self.player, (0, 1), lambda s, own, opp: opp)
+
 
 class SuspiciousTitForTat(Strategy):
     """Defect first, then copy the opponent's last move: TFT that does not extend trust."""
@@ -37,6 +43,9 @@ class SuspiciousTitForTat(Strategy):
 
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return opponent[-1] if opponent else 1
+
+    def machine(self) -> Machine:
+        return tabulate(self.stage, self.player, (0, 1), lambda s, own, opp: opp, start=1)
 
 
 class TitForTwoTats(Strategy):
@@ -51,6 +60,12 @@ class TitForTwoTats(Strategy):
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return 1 if len(opponent) > 1 and opponent[-1] and opponent[-2] else 0
 
+    def machine(self) -> Machine:
+        # The state counts the opponent's defections in a row, up to two.
+        return tabulate(
+            self.stage, self.player, (0, 0, 1), lambda s, own, opp: min(s + 1, 2) if opp else 0
+        )
+
 
 class WinStayLoseShift(Strategy):
     """Pavlov: cooperate first; keep the last move after the opponent cooperated, else switch."""
@@ -64,3 +79,6 @@ class WinStayLoseShift(Strategy):
 
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return own[-1] ^ opponent[-1] if own else 0
+
+    def machine(self) -> Machine:
+        return tabulate(self.stage, self.player, (0, 1), lambda s, own, opp: own ^ opp)

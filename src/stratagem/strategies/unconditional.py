@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from stratagem.errors import StratagemError
 from stratagem.strategies.base import Classifier, Strategy
+from stratagem.strategies.machine import Machine, constant, tabulate
 
 
 class AlwaysCooperate(Strategy):
@@ -26,6 +27,9 @@ class AlwaysCooperate(Strategy):
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return 0
 
+    def machine(self) -> Machine:
+        return constant(self.stage, self.player, 0)
+
 
 class AlwaysDefect(Strategy):
     """Defect every round: the one-shot equilibrium of the PD played forever (seed-001 §2, AD)."""
@@ -38,6 +42,9 @@ class AlwaysDefect(Strategy):
 
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return 1
+
+    def machine(self) -> Machine:
+        return constant(self.stage, self.player, 1)
 
 
 class Random(Strategy):
@@ -61,6 +68,10 @@ class Random(Strategy):
         # random() is in [0, 1): p = 0 always defects and p = 1 always cooperates.
         return 0 if rng.random() < self.p else 1
 
+    def machine(self) -> Machine:
+        # One draw a turn, as `act`: u >= p defects.
+        return tabulate(self.stage, self.player, (0,), lambda s, own, opp: 0, thresholds=[[self.p]])
+
 
 class Alternator(Strategy):
     """Cooperate, defect, cooperate, ...: flips its own last move (as Axelrod's, so noise shows)."""
@@ -72,3 +83,6 @@ class Alternator(Strategy):
 
     def act(self, own: Sequence[int], opponent: Sequence[int], rng: random.Random) -> int:
         return 1 - own[-1] if own else 0
+
+    def machine(self) -> Machine:
+        return tabulate(self.stage, self.player, (0, 1), lambda s, own, opp: 1 - own)
