@@ -104,7 +104,7 @@ def test_a_legal_play_to_the_end_gets_the_engines_payoffs(
         assert seat in engine.to_act() and seat not in moves
         move = _legal(engine, seat, rng)
         if "action_mask" in observation:
-            words = env.unwrapped._words[seat]
+            words = env.unwrapped.table.words[seat]
             action: Any = words.index(move)
             assert observation["action_mask"][action] == 1
         else:
@@ -134,12 +134,12 @@ def test_rewards_come_per_round_in_a_repeated_game() -> None:
 def test_an_illegal_action_is_refused_and_changes_nothing() -> None:
     env = stratagem.env("ultimatum")  # the proposer's vocabulary holds "accept" too
     env.reset(seed=0)
-    state, before = env.unwrapped._state, env.observe("player_0")
-    accept = env.unwrapped._words[0].index("accept")
+    state, before = env.unwrapped.table.state, env.observe("player_0")
+    accept = env.unwrapped.table.words[0].index("accept")
     assert before["action_mask"][accept] == 0
     for action in (accept, 999, "50", -1):
         env.step(action)
-        assert env.unwrapped._state is state and env.agent_selection == "player_0"
+        assert env.unwrapped.table.state is state and env.agent_selection == "player_0"
         assert env.rewards["player_0"] == -1.0 and "illegal" in env.infos["player_0"]
         assert env.last()[1] == -1.0
         env.unwrapped._refused = 0  # not reaching the forfeit here
@@ -171,7 +171,7 @@ def test_after_max_illegal_refusals_the_games_rule_for_a_missing_move_applies() 
     env.step("still not a proposal")  # the second refusal: the game's pass is played
     assert env.rewards["player_0"] == -0.5 and "illegal" in env.infos["player_0"]
     assert env.agent_selection == "player_1"
-    assert env.unwrapped._state.observation(1).phase == "decision"  # on the empty proposal
+    assert env.unwrapped.table.state.observation(1).phase == "decision"  # on the empty proposal
     assert "wants to exchange Player 2's nothing with nothing" in env.observe("player_1")["text"]
 
 
@@ -184,15 +184,15 @@ def test_a_blank_clue_is_refused_and_asked_again() -> None:
     env.step("   ")
     assert env.agent_selection == "player_0" and env.rewards["player_0"] == -1.0
     assert "a clue cannot be empty" in env.infos["player_0"]["illegal"]
-    assert env.unwrapped._state.clues == ()
+    assert env.unwrapped.table.state.clues == ()
     env.step("It grows on vines.")
-    assert env.agent_selection == "player_1" and env.unwrapped._state.clues == (
+    assert env.agent_selection == "player_1" and env.unwrapped.table.state.clues == (
         "It grows on vines.",
     )
     env.step("")
     env.step("")  # the second refusal: a missing clue, which the game plays as an empty one
     assert env.agent_selection == "player_2"
-    assert env.unwrapped._state.clues == ("It grows on vines.", "")
+    assert env.unwrapped.table.state.clues == ("It grows on vines.", "")
 
 
 def test_no_seat_is_told_another_seats_secret() -> None:
@@ -215,7 +215,7 @@ def test_no_seat_is_told_another_seats_secret() -> None:
                 assert (IS_CHAMELEON in text) is chameleon
                 seen += 1
             seat = int(agent.removeprefix("player_"))
-            env.step(str(_legal(env.unwrapped._state, seat, rng)))
+            env.step(str(_legal(env.unwrapped.table.state, seat, rng)))
     assert seen > 20
 
 
@@ -249,7 +249,7 @@ def test_a_bot_takes_a_seat() -> None:
         ({"game": "dilemma", "bots": {2: "tit-for-tat"}}, "names no seat"),
         ({"game": "dilemma", "bots": {0: "tft", 1: "tft"}}, "leave one to train"),
         ({"game": "dilemma", "bots": {1: "no-such-bot"}}, "no-such-bot"),
-        ({"game": "chameleon/0", "actions": "discrete"}, "free-text moves"),
+        ({"game": "chameleon/0", "actions": "discrete"}, "not a fixed set"),
         ({"game": "dilemma", "actions": "words"}, "actions:"),
         ({"game": "chameleon/0", "rounds": 3}, "takes no round count"),
         ({"game": "dilemma", "max_illegal": 0}, "max_illegal"),
@@ -353,11 +353,13 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "pettingzoo.md"
 
 def test_every_python_block_of_the_docs_runs(capsys: pytest.CaptureFixture[str]) -> None:
     blocks = re.findall(r"^```python\n(.*?)^```$", DOCS.read_text(encoding="utf-8"), re.M | re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 4
     for code in blocks:
         exec(compile(code, str(DOCS), "exec"), {})
     printed = capsys.readouterr().out
     assert "['player_0']" in printed and printed.count(" scored ") == 3
+    assert printed.count(" ends with ") == 2  # Kuhn poker's two seats
+    assert "{'player_0': [" in printed  # the Stag Hunt learners' values
 
 
 def test_render_shows_the_selected_seats_text(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,11 +12,11 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from stratagem import plugins, register, testing
-    from stratagem.api import env, open
+    from stratagem.api import env, open, parallel_env
 
-__all__ = ["__version__", "env", "open", "plugins", "register", "testing"]
+__all__ = ["__version__", "env", "open", "parallel_env", "plugins", "register", "testing"]
 
-_API = frozenset({"env", "open"})
+_API = frozenset({"env", "open", "parallel_env"})
 """Names of `stratagem.api` served from here, imported on first use: `import stratagem` (every
 command does) stays light, with no pandas and no PettingZoo."""
 

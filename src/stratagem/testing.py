@@ -40,6 +40,7 @@ from stratagem.games.catalog import GAMES, get_entry, get_game
 from stratagem.games.catalog_entry import CatalogEntry
 from stratagem.games.conformance import random_action
 from stratagem.games.matrix.normal_form import NormalFormGame
+from stratagem.games.spaces import Action, ActionSpace, Choice, IllegalAction, IntegerRange
 
 __all__ = [
     "answer",
@@ -47,6 +48,7 @@ __all__ = [
     "check_determinism",
     "check_game",
     "check_illegal_refused",
+    "check_moves",
     "check_payoffs_finite",
     "check_private_information",
     "check_replay",
@@ -57,6 +59,8 @@ GameLike = str | Game
 """A game by its registered name (a setting, `chameleon/3`, included) or a `Game` object."""
 ROUNDS = 3
 """Rounds of a repeated game (or a game with a `rounds` option) the checks play: short."""
+MAX_LISTED = 100_000
+"""The widest integer range whose every value `check_moves` looks for among a seat's moves."""
 
 
 def check_game(
@@ -69,16 +73,18 @@ def check_game(
     public_words: Iterable[str] = (),
     **options: Any,
 ) -> None:
-    """Every check of a game: determinism, illegal actions refused, finite payoffs and private
-    information on each seed; then one episode (the first seed) through the runner for the
-    prompts' privacy and the export/import round trip. `architecture` seats that architecture
-    (and checks its decisions are valid); by default the first that claims the game does (or
-    random players where none does). `options` are the game's rule options."""
+    """Every check of a game: determinism, illegal actions refused, finite payoffs, private
+    information and declared moves (`check_moves`) on each seed; then one episode (the first
+    seed) through the runner for the prompts' privacy and the export/import round trip.
+    `architecture` seats that architecture (and checks its decisions are valid); by default the
+    first that claims the game does (or random players where none does). `options` are the
+    game's rule options."""
     with _resolved(game, rounds, options) as (name, label, make):
         engine.check_determinism(make, seeds, label)
         engine.check_illegal_refused(make, seeds[:1], label)
         engine.check_payoffs_finite(make, seeds, label)
         engine.check_observations_private(make, seeds, label, public_words)
+        _check_moves(make, seeds, label)
         kind = architecture or runs.claiming(make())
         with _directory() as tmp:
             store = runs.play(
@@ -127,6 +133,56 @@ def check_payoffs_finite(
     """One finite number per player at every state of a random play, the end included."""
     with _resolved(game, rounds, options) as (_, label, make):
         engine.check_payoffs_finite(make, seeds, label)
+
+
+def check_moves(
+    game: GameLike, *, seeds: Sequence[int] = (0, 1), rounds: int = ROUNDS, **options: Any
+) -> None:
+    """Where the game declares a seat's moves a fixed set (`Game.moves`), at every state of a
+    random play the moves `State.numbered` gives that seat are numbers of the set, its space
+    accepts each, and they are every move of the space where it can be listed (each label of a
+    choice, each integer of a range): what a learner acting by number relies on (a PettingZoo
+    seat's Discrete action and its mask). A game that declares no such set passes."""
+    with _resolved(game, rounds, options) as (_, label, make):
+        _check_moves(make, seeds, label)
+
+
+def _check_moves(make: Callable[[], Game], seeds: Sequence[int], label: str) -> None:
+    for seed in seeds:
+        built = make()
+        declared = {seat: built.moves(seat) for seat in range(built.n_players)}
+        for moment in engine.play_random(built, seed, label):
+            state = moment.state
+            for seat in () if state.is_terminal() else state.to_act():
+                moves = declared[seat]
+                if moves is not None:
+                    where = f"{label}, seed {seed}, step {moment.step}, seat {seat}"
+                    _check_numbered(state.legal(seat), state.numbered(seat, moves), moves, where)
+
+
+def _check_numbered(
+    space: ActionSpace, numbered: Mapping[int, Action], moves: Sequence[Action], where: str
+) -> None:
+    for number, move in numbered.items():
+        if not 0 <= number < len(moves):
+            raise AssertionError(f"{where}: move number {number} is not one of 0..{len(moves) - 1}")
+        try:
+            space.validate(move)
+        except IllegalAction:
+            raise AssertionError(
+                f"{where}: move {number} ({move!r}) is numbered legal, yet its space refuses it"
+            ) from None
+    listed: set[Action] = set()
+    if isinstance(space, Choice):
+        listed = set(space.labels)
+    elif isinstance(space, IntegerRange) and space.high - space.low < MAX_LISTED:
+        listed = set(range(space.low, space.high + 1))
+    missing = listed - set(numbered.values())
+    if missing:
+        raise AssertionError(
+            f"{where}: legal moves {sorted(missing, key=str)} have no number in the game's "
+            "moves, so a seat acting by number cannot make them"
+        )
 
 
 def check_private_information(

@@ -99,14 +99,22 @@ def test_a_seat_never_sees_another_seats_card() -> None:
         seen = state.observation(1)
         assert seen.info == f"{theirs}b"  # seat 1's information state: its card, the bet
         for event in seen.events:
-            assert event.visible(1) and event.kind != "chance"
+            assert event.visible(1)
             assert event.data.get("player", 1) == 1 or event.kind == "move"
+        # Seat 1 sees its own card dealt, and seat 0's bet, which every seat sees.
+        assert [e.data for e in seen.events if e.kind == "chance"] == [
+            {"outcome": f"Deal:{theirs}"}
+        ]
+        assert [e.data for e in seen.events if e.kind == "move"] == [{"player": 0, "move": "Bet"}]
         prompter = GamePrompter(game, prompts_for(game))  # type: ignore[arg-type]
         prompt = prompter.system(seen) + prompter.turn(seen, "")
         assert f"{mine} {theirs}" not in prompt and f"\n{theirs}b\n" in prompt
-        # Seat 0 never learns seat 1's card from seat 1's moves (they are not shown to it).
+        # Seat 0 sees seat 1's answer, and never seat 1's card.
         state, _ = state.apply({1: "Pass"})
-        assert all(e.data.get("player", 0) == 0 for e in state.observation(0).events)
+        mine_seen = state.observation(0).events
+        assert [e.data for e in mine_seen if e.kind == "chance"] == [{"outcome": f"Deal:{mine}"}]
+        assert {"player": 1, "move": "Pass"} in [e.data for e in mine_seen]
+        assert all(e.data.get("player", 0) == 0 for e in mine_seen if e.kind != "move")
 
 
 def test_a_bots_world_is_drawn_from_its_own_information() -> None:

@@ -70,12 +70,16 @@ def test_the_plain_agent_plays_against_openspiels_bots_stored_shown_and_replayed
             assert decisions and all(d.data["valid"] for d in decisions)
         kuhn = next(e for e in store.episodes() if e.game == "openspiel:kuhn_poker")
         tic = next(e for e in store.episodes() if e.game == "openspiel:tic_tac_toe")
-        # The replay from seat 0's side sends seat 0's own view only: no deal, no other card.
+        # The replay from seat 0's side sends seat 0's own view only: its own card dealt, never
+        # the other card, the whole board or seat 1's return.
         seen = [e for step in episode_view(store, kuhn, Perspective(0))["steps"]
                 for e in step["events"]]  # fmt: skip
         boards = [e["data"] for e in seen if e["kind"] == "board"]
         assert boards and all(b["player"] == 0 for b in boards)
-        assert not [e for e in seen if e["kind"] == "chance"]
+        (dealt,) = [e["data"]["outcome"] for e in seen if e["kind"] == "chance"]
+        assert dealt == f"Deal:{boards[0]['board'][0]}"  # the card of its information state
+        assert [e["data"]["player"] for e in seen if e["kind"] == "return"] == [0]
+        assert not [e for e in seen if e["kind"] == "result"]
 
     # The transcript shows the board as OpenSpiel prints it, each seat's own view marked so.
     code, text, _ = cli(capsys, "show", str(tmp_path / "out"), tic.id)

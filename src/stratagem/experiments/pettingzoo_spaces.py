@@ -1,18 +1,20 @@
-"""The gymnasium spaces of `stratagem.env` (docs/pettingzoo.md): each seat's fixed vocabulary of
-moves where its game has one (a Discrete action with a mask), bounded text otherwise, and the
-structured part of an observation.
+"""The gymnasium spaces of `stratagem.env` and `stratagem.parallel_env` (docs/pettingzoo.md):
+each seat's fixed set of moves where its game has one (a Discrete action with a mask), bounded
+text otherwise, and the structured part of an observation.
 
 A PettingZoo seat keeps one action space for the whole game, while a stratagem seat may be asked
 for a label now and an amount later (the ultimatum's proposer and responder), so a Discrete action
-indexes the union of every move the seat can ever be asked for; the mask says which are legal now.
-Games not in `VOCABULARIES` (free text: Chameleon's clues, TradeCraft's proposals) take text.
+numbers the union of every move the seat can ever be asked for; the mask says which are legal now.
+A game declares that set (`Game.moves`: the matrix games, OpenSpiel's); `VOCABULARIES` gives it
+for the built-in games that do not declare it themselves. The others (free text: Chameleon's
+clues, TradeCraft's proposals) take text.
 """
 
 from __future__ import annotations
 
 import itertools
 import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,8 +26,8 @@ from stratagem.games.base import Game, Observation
 from stratagem.games.magic.cost_sharing import CostSharingGame
 from stratagem.games.magic.magic_dilemma import MagicDilemmaGame
 from stratagem.games.magic.public_good import PublicGoodGame
-from stratagem.games.matrix.repeated import RepeatedGame, RepeatedObservation
-from stratagem.games.spaces import Action, ActionSpace, IllegalAction, Shares
+from stratagem.games.matrix.repeated import RepeatedObservation
+from stratagem.games.spaces import Action, Shares
 from stratagem.games.ultimatum import RESPONSES, UltimatumGame
 
 MAX_ROUND = 2**31 - 1
@@ -98,44 +100,32 @@ def splits(space: Shares) -> tuple[str, ...]:
 
 
 VOCABULARIES: dict[type[Game], Callable[[Game, int], Iterable[Action]]] = {
-    RepeatedGame: _stage_labels,
     MagicDilemmaGame: _stage_labels,
     PublicGoodGame: _public_good,
     UltimatumGame: _ultimatum,
     CostSharingGame: _cost_sharing,
 }
-"""Every move a seat of these games can be asked for, by game class: their seats take a
-Discrete action. A game with free text in any of its moves is not here. Each gives its moves
-lazily, so `vocabulary` stops at `MAX_VOCABULARY` instead of building them all first."""
+"""Every move a seat of these built-in games can be asked for, by game class, for the games that
+do not declare it (`Game.moves`). Each gives its moves lazily, so `vocabulary` stops at
+`MAX_VOCABULARY` instead of building them all first."""
 
 
-def vocabulary(game: Game, seat: int) -> tuple[Action, ...] | None:
-    """The moves a seat may ever make, where the game has a finite set of them; a one-line
-    error, after building at most `MAX_VOCABULARY` + 1 of them, where it has more."""
-    make = VOCABULARIES.get(type(game))
-    if make is None:
-        return None
+def vocabulary(game: Game, seat: int) -> Sequence[Action] | None:
+    """The moves a seat may ever make, where the game has a fixed finite set of them; a
+    one-line error, after building at most `MAX_VOCABULARY` + 1 of them, where it has more."""
     bound = MAX_VOCABULARY
-    words = tuple(itertools.islice(make(game, seat), bound + 1))
+    words = game.moves(seat)
+    if words is None:
+        make = VOCABULARIES.get(type(game))
+        if make is None:
+            return None
+        words = tuple(itertools.islice(make(game, seat), bound + 1))
     if len(words) > bound:
         raise StratagemError(
             f"game '{game.name}': player {seat} may make more than {bound:,} different moves, "
             "too many for a discrete action space (MAX_VOCABULARY); use actions='text'"
         )
     return words
-
-
-def mask(words: tuple[Action, ...], legal: ActionSpace | None) -> NDArray[np.int8]:
-    """1 for each move of the vocabulary that the engine accepts now, else 0."""
-    out = np.zeros(len(words), dtype=np.int8)
-    if legal is not None:
-        for i, word in enumerate(words):
-            try:
-                legal.validate(word)
-            except IllegalAction:
-                continue
-            out[i] = 1
-    return out
 
 
 # -- structured observations ---------------------------------------------------------------------

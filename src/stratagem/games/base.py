@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +112,17 @@ class State(ABC):
             f"{type(self).__name__} has no rule for a missing action of player {player}"
         )
 
+    def numbered(self, player: int, moves: Sequence[Action]) -> dict[int, Action]:
+        """The moves `player` may make now, by their number in its game's `moves(player)`: each
+        one its space accepts. A game whose moves are named by the position overrides it."""
+        legal, out = self.legal(player), {}
+        for number, move in enumerate(moves):
+            try:
+                out[number] = legal.validate(move)
+            except IllegalAction:
+                continue
+        return out
+
 
 class Game(ABC):
     """The rules of a game. Deterministic given a seed: chance comes from `rng(seed, step)`."""
@@ -130,6 +141,14 @@ class Game(ABC):
         """The side each seat plays on, where seats form teams (a social deduction game's roles:
         the spy against the majority); None where every seat plays for itself. A competition
         puts a challenger on every seat of one side at once (seed-004 §4)."""
+        return None
+
+    def moves(self, seat: int) -> Sequence[Action] | None:
+        """Every move `seat` may ever be asked for, in a fixed order, where they are a fixed
+        finite set: a move's place is its number in every state, so a learner can act by number
+        (a PettingZoo seat's `Discrete` action, masked by `State.numbered`). Where a move's name
+        depends on the position, a number stands for it (OpenSpiel's action ids). None (the
+        default) where the moves are no such set (free text)."""
         return None
 
     def matrix(self) -> NormalFormGame | None:

@@ -144,6 +144,9 @@ class NormalFormGame(Game):
     def description(self) -> str:
         return self._description or self.name
 
+    def moves(self, seat: int) -> tuple[str, ...]:
+        return self.labels[seat]
+
     def payoff(self, profile: Sequence[int]) -> tuple[float, ...]:
         """Payoffs of an action-index profile."""
         return tuple(float(x) for x in self.payoffs[tuple(profile)])

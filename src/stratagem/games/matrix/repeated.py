@@ -82,6 +82,9 @@ class RepeatedGame(Game):
     def matrix(self) -> NormalFormGame:
         return self.stage
 
+    def moves(self, seat: int) -> tuple[str, ...]:
+        return self.stage.moves(seat)
+
     def initial_state(self, seed: int = 0) -> RepeatedState:
         return RepeatedState(self, ())
 

@@ -9,9 +9,11 @@ outcomes are drawn from the episode's seed, one draw per position in the history
 exactly. Payoffs are OpenSpiel's returns.
 
 Events: the moves and chance outcomes, and the board as OpenSpiel prints it after each step. In a
-perfect-information (or one-shot) game they are public. In an imperfect-information game a seat
-sees its own moves and its own string only; the full board and the chance outcomes are recorded
-for no seat (the transcript's and replay's whole view).
+perfect-information (or one-shot) game they are public. In an imperfect-information game a move
+or chance outcome is seen by exactly the seats whose own information shows it (`knowledge`: every
+bet of a poker game, a card by the seat it is dealt to), and each seat's string by that seat
+only; the full board and every seat's return are recorded for no seat (the transcript's and
+replay's whole view), and each seat is told its own return.
 
 A seat whose replies stay invalid plays a legal move drawn from the episode's seed: OpenSpiel has
 no rule for a missing move, and a uniform draw favours no one.
@@ -20,16 +22,17 @@ no rule for a missing move, and a uniform draw favours no one.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stratagem.errors import StratagemError
 from stratagem.games.base import Event, Game, Observation, State, chance
 from stratagem.games.openspiel.bounds import check_parameters
+from stratagem.games.openspiel.knowledge import CHANCE, Knowledge, reader
 from stratagem.games.openspiel.loader import PREFIX, pyspiel, quiet
 from stratagem.games.openspiel.sandbox import trial_load
-from stratagem.games.spaces import Choice, IllegalAction
+from stratagem.games.spaces import Action, Choice, IllegalAction
 
 RECORD_ONLY: frozenset[int] = frozenset()
 """The visibility of what no seat may see: kept for the transcript and the replay."""
@@ -61,6 +64,8 @@ class OpenSpielGame(Game):
         """Whether every seat may see the whole state (one-shot games reveal it once played)."""
         self.simultaneous = kind.dynamics == spiel.GameType.Dynamics.SIMULTANEOUS
         self.title = kind.long_name
+        self.read = reader(self.spiel_game)
+        """A seat's string in an imperfect-information game (`seat_string`)."""
 
     def description(self) -> str:
         info = "perfect" if self.perfect else "imperfect"
@@ -68,8 +73,15 @@ class OpenSpielGame(Game):
         return f"OpenSpiel's {self.title}: {self.n_players} players, {moves}, {info} information"
 
     def initial_state(self, seed: int = 0) -> OpenSpielState:
-        raw, events = _settle(self, self.spiel_game.new_initial_state(), seed)
-        return OpenSpielState(self, raw, seed, tuple(events), tuple(events))
+        root = self.spiel_game.new_initial_state()
+        known = None if self.perfect else Knowledge.start(self.read, seed, root)
+        raw, known, events = _settle(self, root, seed, known)
+        return OpenSpielState(self, raw, seed, tuple(events), known, tuple(events))
+
+    def moves(self, seat: int) -> range:
+        """OpenSpiel's action ids: a fixed set, whose names may change with the position
+        (chess's), so a state names the legal ones (`OpenSpielState.numbered`)."""
+        return range(self.spiel_game.num_distinct_actions())
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,9 @@ class OpenSpielState(State):
     seed: int
     history: tuple[Event, ...]
     """Every event so far, with its visibility."""
+    known: Knowledge | None
+    """Each seat's information set, which says who sees the next step's events (`knowledge`);
+    None in a perfect-information game, where every event is public."""
     opened: tuple[Event, ...] = ()
 
     def to_act(self) -> tuple[int, ...]:
@@ -144,6 +159,10 @@ class OpenSpielState(State):
     def opening(self) -> tuple[Event, ...]:
         return self.opened
 
+    def numbered(self, player: int, moves: Sequence[Action]) -> dict[int, Action]:
+        """The legal moves by their OpenSpiel action id (`OpenSpielGame.moves`)."""
+        return {number: label for label, number in self._labels(player).items()}
+
     def fallback(self, player: int) -> str:
         """A legal move drawn from the seed (module docstring)."""
         labels = list(self._labels(player))
@@ -151,21 +170,22 @@ class OpenSpielState(State):
         return rng.choice(labels)
 
     def _next(self, actions: Mapping[int, Any]) -> tuple[OpenSpielState, list[Event]]:
-        raw = self.raw.clone()
         ids = {p: self._labels(p)[str(a)] for p, a in actions.items()}
-        seen = (lambda p: None) if self.game.perfect else (lambda p: frozenset({p}))
-        moves = [
-            Event("move", {"player": p, "move": str(a)}, seen(p))
-            for p, a in sorted(actions.items())
-        ]
+        raw = self.raw.clone()
         if raw.is_simultaneous_node():
             raw.apply_actions([ids.get(p, 0) for p in range(self.game.n_players)])
         else:
             (p,) = ids
             raw.apply_action(ids[p])
-        raw, events = _settle(self.game, raw, self.seed)
+        known, seen = _witness(self.game, self.known, ids, raw)
+        moves = [
+            Event("move", {"player": p, "move": str(a)}, seen[p])
+            for p, a in sorted(actions.items())
+        ]
+        raw, known, events = _settle(self.game, raw, self.seed, known)
         events = moves + events
-        return OpenSpielState(self.game, raw, self.seed, self.history + tuple(events)), events
+        history = self.history + tuple(events)
+        return OpenSpielState(self.game, raw, self.seed, history, known), events
 
 
 def action_labels(raw: Any, player: int) -> dict[str, int]:
@@ -178,28 +198,36 @@ def action_labels(raw: Any, player: int) -> dict[str, int]:
 
 def seat_string(game: OpenSpielGame, raw: Any, player: int) -> str:
     """What `player` is shown: never another seat's private information (module docstring)."""
-    if game.perfect:
-        return str(raw)
-    kind = game.spiel_game.get_type()
-    if kind.provides_information_state_string:
-        return str(raw.information_state_string(player))
-    if kind.provides_observation_string:
-        return str(raw.observation_string(player))
-    return ""
+    return str(raw) if game.perfect else game.read(raw, player)
 
 
-def _settle(game: OpenSpielGame, raw: Any, seed: int) -> tuple[Any, list[Event]]:
-    """Resolve chance nodes from the seed, then the boards of the new state (module docstring).
-    `raw` is a fresh clone, changed in place."""
+def _witness(
+    game: OpenSpielGame, known: Knowledge | None, acts: Mapping[int, int], after: Any
+) -> tuple[Knowledge | None, dict[int, frozenset[int] | None]]:
+    """Who sees each actor's action of a step (actor -> action id): everyone in a
+    perfect-information game, else the seats whose own information shows it (`knowledge`)."""
+    if known is None:
+        return None, dict.fromkeys(acts)
+    known, seen = known.step(acts, after)
+    everyone = set(range(game.n_players))
+    return known, {a: None if s == everyone else frozenset(s) for a, s in seen.items()}
+
+
+def _settle(
+    game: OpenSpielGame, raw: Any, seed: int, known: Knowledge | None
+) -> tuple[Any, Knowledge | None, list[Event]]:
+    """Resolve chance nodes from the seed, then the boards of the new state and, at the end,
+    the returns (module docstring). `raw` is never changed: `known` may hold it."""
     events: list[Event] = []
-    hidden = None if game.perfect else RECORD_ONLY
     while raw.is_chance_node():
-        outcomes = raw.chance_outcomes()
         draw = chance(seed, "openspiel", len(raw.history())).random()
-        action = _pick(outcomes, draw)
-        text = raw.action_to_string(pyspiel().PlayerId.CHANCE, action)
-        events.append(Event("chance", {"outcome": text}, hidden))
-        raw.apply_action(action)
+        action = _pick(raw.chance_outcomes(), draw)
+        text = raw.action_to_string(CHANCE, action)
+        after = raw.clone()
+        after.apply_action(action)
+        known, seen = _witness(game, known, {CHANCE: action}, after)
+        events.append(Event("chance", {"outcome": text}, seen[CHANCE]))
+        raw = after
     if game.perfect:
         events.append(Event("board", {"board": str(raw)}))
     else:
@@ -210,8 +238,15 @@ def _settle(game: OpenSpielGame, raw: Any, seed: int) -> tuple[Any, list[Event]]
         )
     if raw.is_terminal():
         returns = [float(r) for r in raw.returns()]
-        events.append(Event("result", {"returns": returns}))
-    return raw, events
+        if game.perfect:
+            events.append(Event("result", {"returns": returns}))
+        else:  # a seat learns its own return, not how the others fared
+            events.append(Event("result", {"returns": returns}, RECORD_ONLY))
+            events.extend(
+                Event("return", {"player": p, "return": r}, frozenset({p}))
+                for p, r in enumerate(returns)
+            )
+    return raw, known, events
 
 
 def _pick(outcomes: list[tuple[int, float]], draw: float) -> int:
