@@ -186,6 +186,8 @@ def test_experiments_experiment_episode_step_3_seat_perspectives_and_back(
 
     click_link(driver, episode)
     heading(driver, f"Episode {episode}")
+    assert not counter(driver).startswith("step 1 of")  # opened where the search matched
+    css(driver, "body").send_keys(Keys.HOME)
     assert counter(driver).startswith("step 1 of")
     nexts = [
         b for b in driver.find_elements(By.CSS_SELECTOR, ".timeline button") if "next" in b.text
@@ -226,6 +228,8 @@ def test_experiments_experiment_episode_step_3_seat_perspectives_and_back(
     driver.back()
     driver.back()
     wait(driver, lambda d: "perspective" not in d.current_url)
+    chooser = ".timeline label:last-of-type select"  # the page drawn anew, not only the URL
+    wait(driver, lambda d: css(d, chooser).get_attribute("value") == "all")
     assert SECRET_WORD in every_step_text(driver)
     driver.back()
     heading(driver, "pgm")

@@ -107,9 +107,10 @@ def test_the_first_step_where_an_action_differs_is_marked(
                  sources.episode("0", episode, EVERYTHING))["first_difference"] is None  # fmt: skip
 
 
-def test_the_same_episode_id_in_two_directories_is_offered(sources: Sources) -> None:
-    (experiment,) = [e["id"] for e in sources.experiments() if e["source"] == "0"]
-    (pair,) = sources.pairs("0", experiment)
+def test_the_same_episode_id_in_two_directories_is_offered(
+    sources: Sources, before_after: tuple[Path, Path]
+) -> None:
+    (pair,) = sources.pairs("0", _only_episode(before_after[0]))
     assert pair["kind"] == "same-id"
     assert (pair["a"]["source"], pair["b"]["source"]) == ("0", "1")
     assert pair["a"]["episode"] == pair["b"]["episode"]
@@ -123,9 +124,10 @@ def test_twins_within_an_experiment_are_offered(tmp_path: Path) -> None:
     )
     found = Sources([folder])
     (experiment,) = [e["id"] for e in found.experiments()]
-    got = found.pairs("0", experiment)
+    got = [p for e in found.episodes("0", experiment)["items"] for p in found.pairs("0", e["id"])]
     kinds = sorted(p["kind"] for p in got)
-    assert kinds == ["model", "model", "variant", "variant"]
+    # Each pair from each of its two episodes.
+    assert kinds == ["model"] * 4 + ["variant"] * 4
     for p in got:
         a, b = p["a"], p["b"]
         if p["kind"] == "model":
@@ -138,8 +140,9 @@ def test_the_same_cell_under_two_agents_is_offered(tmp_path: Path) -> None:
     folder = _run(tmp_path / "agents", None, ["pd"], [f"scripted/{NAME}"], ("plain", "other"))
     found = Sources([folder])
     (experiment,) = [e["id"] for e in found.experiments()]
-    (pair,) = found.pairs("0", experiment)
-    assert pair["kind"] == "agent"
+    first = found.episodes("0", experiment)["items"][0]["id"]
+    (pair,) = found.pairs("0", first)
+    assert pair["kind"] == "agent" and pair["a"]["episode"] == first
     assert {pair["a"]["agents"][0], pair["b"]["agents"][0]} == {"plain", "other"}
 
 
@@ -161,9 +164,10 @@ def test_the_api_compares_and_lists_pairs(before_after: tuple[Path, Path]) -> No
         bad = client.get(f"/api/compare?a=0&b=1/{episode}")
         assert bad.status_code == 400 and "'a' must be <source>/<episode>" in bad.json()["error"]
         assert client.get(f"/api/compare?a=0/nope&b=1/{episode}").status_code == 404
-        experiment = body["a"]["experiment"]
-        pairs = client.get(f"/api/pairs/0/{experiment.encode().hex()}").json()
-        assert [p["kind"] for p in pairs] == ["same-id"]
+        offered = client.get(f"/api/pairs/0/{episode.encode().hex()}").json()
+        assert [p["kind"] for p in offered["pairs"]] == ["same-id"]
+        assert offered["left_out"] == 0
+        assert client.get(f"/api/pairs/0/{b'nope'.hex()}").status_code == 404
     finally:
         app.state.data.close()
 
@@ -186,10 +190,10 @@ def test_the_compare_page_marks_the_first_difference(
             lambda d: d.find_elements(By.CSS_SELECTOR, "table.compare tr.first-diff")
         )
         assert len(marked) == 1
-        assert marked[0].text.startswith("3 ◆ first difference")
+        assert marked[0].text.startswith("3 ◆ first difference")  # round 3
         assert "seat 0: defection" in marked[0].text
         note = driver.find_element(By.CSS_SELECTOR, ".first-note").text
-        assert note == "First difference at step 3."
+        assert note == "First difference at round 3."
         rows = driver.find_elements(By.CSS_SELECTOR, "table.compare tbody tr")
         assert len(rows) == 4
         screenshot(driver, "compare")

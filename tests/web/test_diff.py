@@ -31,7 +31,7 @@ from stratagem.web.data import Perspective, Sources
 from stratagem.web.data.compare import align
 from stratagem.web.data.diff import CellEpisodes, diff
 from stratagem.web.data.listing import outcome_values
-from stratagem.web.export import compare_file, diff_file, experiment_dir
+from stratagem.web.export import MAX_PAIRS, compare_file, diff_file, pairs_file
 from stratagem.web.server import build_app
 
 __all__ = ["chromium"]  # the session's browser, a fixture
@@ -276,8 +276,13 @@ def test_the_export_holds_the_pairs_their_alignments_and_the_diffs(
          "shared": 1}
     ]  # fmt: skip
     assert _read(out / diff_file(a, b)) == json.loads(json.dumps(sources.diff(a, b)))
-    pairs = _read(out / experiment_dir(*a) / "pairs.js")
-    assert pairs == sources.pairs(*a) and len(pairs) == 6  # every pair's episodes exported
+    pairs = []
+    for e in _episodes(runs[0])[1]:  # each episode's pairs file: what the server offers
+        offered = _read(out / pairs_file("0", e.record.id))
+        assert offered == {"pairs": sources.pairs("0", e.record.id), "left_out": 0,
+                           "bound": MAX_PAIRS}  # fmt: skip
+        pairs += offered["pairs"]
+    assert len(pairs) == 6  # every pair's episodes exported
     for pair in pairs:
         one = (pair["a"]["source"], pair["a"]["episode"])
         two = (pair["b"]["source"], pair["b"]["episode"])
@@ -291,8 +296,9 @@ def test_an_exports_pairs_are_only_those_of_its_episodes(
 ) -> None:
     out = tmp_path / "site"
     _export(capsys, out, *map(str, runs), "--max-per-cell", "1", "--perspective", "seat:1")
-    exp_a = _episodes(runs[0])[0]
-    (pair,) = _read(out / experiment_dir("0", exp_a) / "pairs.js")
+    found = [_read(f) for f in sorted((out / "data/p/0").iterdir())]
+    (pair,) = [p for offered in found for p in offered["pairs"]]
+    assert sum(offered["left_out"] for offered in found) == 0  # the others are not exported
     one, two = (
         (pair["a"]["source"], pair["a"]["episode"]),
         (pair["b"]["source"], pair["b"]["episode"]),
@@ -316,11 +322,11 @@ def test_the_diff_and_compare_pages_open_from_file_urls(
     assert "Diff of two experiments" in dom and "score seat 0" in dom
     assert "Holm p" in dom and "p-values Holm-adjusted (family-wise error rate) across" in dom
     assert "(unpaired: A 0, B 2)" in dom and "Cells only in B" in dom and "AlwaysDefect" in dom
-    pair = Sources(list(runs)).pairs("0", exp_a)[0]
+    pair = Sources(list(runs)).pairs("0", _episodes(runs[0])[1][0].record.id)[0]
     episode = pair["a"]["episode"]
     dom = rendered(f"{index}#/compare/0/{episode}/1/{pair['b']['episode']}?perspective=seat:1")
     assert "Compare two episodes" in dom and (
-        "First difference at step" in dom or "the same" in dom
+        "First difference at round" in dom or "the same" in dom
     )
     assert "Error" not in dom
     # The outcome filter runs in the exported page too, over the export's index.
@@ -348,14 +354,14 @@ def test_the_experiments_page_leads_to_the_diff_table(
         Select(form.find_element(By.NAME, "b")).select_by_value(f"1/{exp_b}")
         form.find_element(By.TAG_NAME, "button").click()
         wait.until(lambda d: "B − A" in d.find_element(By.ID, "main").text)
-        rows = driver.find_elements(By.CSS_SELECTOR, "main table:first-of-type tbody tr")
+        rows = driver.find_elements(By.CSS_SELECTOR, "main .grid tbody tr")
         want = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
         assert len(rows) == sum(len(c["metrics"]) for c in want["cells"])
         first = want["cells"][0]["metrics"][0]
         cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")]
         fmt = lambda v: str(int(v)) if float(v).is_integer() else f"{v:.3f}"  # noqa: E731
         p = lambda v: "—" if v is None else f"{float(f'{v:.2g}'):g}"  # noqa: E731
-        assert cells[1:] == [
+        assert cells[1:9] == [
             first["metric"], fmt(first["a"]), fmt(first["b"]), fmt(first["diff"]),
             f"[{fmt(first['ci_low'])}, {fmt(first['ci_high'])}]", p(first["p"]),
             p(first["p_adjusted"]), "6 in 3 clusters by seed",

@@ -61,9 +61,8 @@ def click(driver: Any, selector: str, text: str) -> None:
 def game_over(driver: Any, played: Played) -> str:
     wait(driver, lambda d: status(d).startswith(("Game over", "the game did not finish")))
     assert not driver.execute_script("return window.__pwned"), "markup ran"
-    logged = [e["message"] for e in driver.get_log("browser")
-              if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]  # fmt: skip
-    assert not logged, logged
+    logged = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not logged, logged  # the page's icon (favicon.svg) included
     return status(driver)
 
 
@@ -96,7 +95,11 @@ def test_ultimatum_against_a_scripted_model(chromium: Any, tmp_path: Path) -> No
         amount.send_keys("40")
         screenshot(chromium, "play-ultimatum")
         click(chromium, "#move button", "Send")
-        assert game_over(chromium, played) == "Game over: seat 0: 60, seat 1: 40"
+        assert game_over(chromium, played) == "Game over. You won 60 to 40."
+        replay = str(
+            chromium.execute_script("return document.getElementById('replay').textContent")
+        )
+        assert replay == f"Replay the game: stratagem view {tmp_path / 'play'}"
         # The seat's token went in a header only: no URL the page requested holds it.
         token = played.links[0].partition("#")[2]
         asked = chromium.execute_script(
@@ -122,9 +125,9 @@ def test_ultimatum_against_the_embedded_model(chromium: Any, tmp_path: Path) -> 
     episode, calls = stored(tmp_path)
     assert episode.players[1]["kind"] == "human"
     assert episode.players[0]["model"] == "local/gemma-3-270m" and calls
-    assert sum(episode.payoffs) == 100 and end == (
-        f"Game over: seat 0: {episode.payoffs[0]:g}, seat 1: {episode.payoffs[1]:g}"
-    )
+    mine, theirs = episode.payoffs[1], episode.payoffs[0]
+    word = "Draw," if mine == theirs else "You won" if mine > theirs else "You lost"
+    assert sum(episode.payoffs) == 100 and end == f"Game over. {word} {mine:g} to {theirs:g}."
 
 
 def play_chameleon(driver: Any, played: Played, clue: str) -> str:
@@ -154,9 +157,9 @@ def test_chameleon_against_a_scripted_model(chromium: Any, tmp_path: Path) -> No
     assert played.rc == 0, played.err
     episode, _ = stored(tmp_path)
     assert episode.status == "finished" and episode.players[0]["kind"] == "human"
-    assert end == "Game over: " + ", ".join(
-        f"seat {k}: {p:g}" for k, p in enumerate(episode.payoffs)
-    )
+    others = ", ".join(f"seat {k}: {p:g}" for k, p in enumerate(episode.payoffs) if k)
+    word = "won" if episode.payoffs[0] == max(episode.payoffs) else "lost"
+    assert end == f"Game over. You {word} with {episode.payoffs[0]:g} ({others})."
 
 
 def test_chameleon_against_the_embedded_model(chromium: Any, tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_a_game_started_from_the_viewer_is_played_to_its_end_and_shown(tmp_path:
         status, refused = call(f"{url}api/play", {**ULTIMATUM, "seed": 8})
         assert status == 409 and refused == {
             "error": f"a game (ultimatum, seed 7) is being played in {out}; wait for it to end, "
-            "then start another"
+            "or abandon it, then start another"
         }
         assert call(f"{url}api/play")[1]["last"]["running"] is True
         assert "links" not in call(f"{url}api/play")[1]["last"]  # only its starter gets them

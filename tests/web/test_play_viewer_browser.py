@@ -2,7 +2,8 @@
 `stratagem view OUT --play OUT` in a second process and headless Chromium, through the pages'
 controls only: the "play a game" page, Ultimatum with seat 0 human and seat 1 `plain` on a
 scripted model, its plan shown before it starts, the seat's link followed and the game played,
-then the episode found in the viewer and read back from the store."""
+its result read as a sentence and its replay opened from the seat's page, then the episode
+found in the viewer and read back from the store."""
 
 from __future__ import annotations
 
@@ -78,19 +79,24 @@ def test_a_person_starts_ultimatum_from_the_viewer_plays_it_and_sees_it(
         wait(driver, asked).send_keys("40")
         sends = "#move button:enabled"
         wait(driver, lambda d: [b for b in css(d, sends) if b.text == "Send"])[0].click()
-        wait(driver, lambda d: text_of(d, "#status") == "Game over: seat 0: 60, seat 1: 40")
+        wait(driver, lambda d: text_of(d, "#status") == "Game over. You won 60 to 40.")
+        one(driver, "#replay").click()  # the seat's page links to the game's replay
+        wait(driver, lambda d: css(d, ".ultimatum-view tbody tr"))
+        assert [c.text for c in css(driver, ".ultimatum-view tbody tr td")][:3] == [
+            "100", "40", "60"
+        ]  # fmt: skip
+        replay = driver.current_url
 
         driver.get(url + "#/launch")  # back in the viewer: the game and its episode
-        wait(driver, lambda d: text_of(d, "#launch-status") == "Game over: seat 0: 60, seat 1: 40")
+        wait(driver, lambda d: text_of(d, "#launch-status") == "Game over. Seat 0 won 60 to 40.")
         one(driver, "#launch-episode").click()
         wait(driver, lambda d: css(d, ".ultimatum-view tbody tr"))
         row = [c.text for c in css(driver, ".ultimatum-view tbody tr td")]
-        assert row[:3] == ["100", "40", "60"]
-        logged = [e["message"] for e in driver.get_log("browser")
-                  if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]  # fmt: skip
-        assert not logged, logged
+        assert row[:3] == ["100", "40", "60"] and driver.current_url == replay
+        logged = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert not logged, logged  # the pages' icon (favicon.svg) included
     with ResultStore(out / "stratagem.db") as store:
         (episode,) = store.episodes()
         assert episode.status == "finished" and episode.payoffs == (60.0, 40.0)
         assert episode.players[0]["kind"] == "human"
-        assert driver.current_url.endswith(f"#/e/0/{episode.id}")
+        assert driver.current_url.partition("?")[0].endswith(f"#/e/0/{episode.id}")

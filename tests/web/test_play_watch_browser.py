@@ -143,7 +143,12 @@ def test_a_game_started_from_the_play_page_with_no_human_seat_is_watched(
         one(driver, "button[title='first (Home)']").click()  # the person moves back...
         back = follow(driver, lambda s: s[1] > first[-1][1])
         assert back[-1][0] == 1 and back[-1][2] == "running", back  # ...and stays there
-        driver.refresh()  # opened again while it is played: at its latest step
+        # The URL keeps the step moved to (issue 36 item 8); the episode's link without a step,
+        # opened again while it is played, opens at its latest step.
+        assert "step=1" in driver.current_url
+        link = re.sub(r"[?&]step=1\b", "", driver.current_url)
+        driver.get("about:blank")
+        driver.get(link)
         again = follow(driver, lambda s: True)
         assert again[0][0] == again[0][1] > 2 and again[0][2] == "running", again
         end = follow(driver, lambda s: s[2] == "finished")
@@ -153,6 +158,6 @@ def test_a_game_started_from_the_play_page_with_no_human_seat_is_watched(
     with ResultStore(out / "stratagem.db", read_only=True) as store:
         (episode,) = store.episodes()
         assert episode.status == "finished" and episode.seed == 3
-        assert page.endswith(f"/{episode.id}")
+        assert page.split("?")[0].endswith(f"/{episode.id}")  # the step follows (?step=N)
         assert [p["kind"] for p in episode.players] == ["strategy", "strategy"]
         assert len(store.rounds(episode.id)) == 12

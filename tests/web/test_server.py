@@ -113,9 +113,14 @@ def test_stored_markup_comes_back_escaped_and_no_page_embeds_data(client: TestCl
         'data-views="[&quot;dilemma-talk&quot;,&quot;cheap-talk&quot;]" defer>',
         '<script src="views/cost_sharing.js" data-views="[&quot;cost-sharing&quot;]" defer>',
         '<script src="compare.js" defer>',
+        '<script src="cells.js" defer>',
         '<script src="diff.js" defer>',
+        '<script src="vendor/d3/d3.min.js" defer>',
         '<script src="analysis.js" defer>',
+        '<script src="charts.js" defer>',
         '<script src="launch.js" defer>',
+        '<script src="calls.js" defer>',
+        '<script src="links.js" defer>',
         '<script src="app.js" defer>',
     ]
     assert '<script src="app.js" defer></script>' in index

@@ -135,6 +135,7 @@ def _play_web(
     """The game served to the human seats' pages (`web.play`), their links printed first."""
     import secrets
     import webbrowser
+    from shlex import quote
 
     from stratagem.cli.view import LOCAL_HOSTS, _listen
     from stratagem.experiments import event_loop
@@ -156,9 +157,14 @@ def _play_web(
         webbrowser.open(links[humans[0]])
     with sock:
         try:
+            replay = f"stratagem view {quote(str(out_dir))}"  # the seats' pages show it
             summary = event_loop.run(
                 play_served(
-                    session, runner, sock, token=token, ending=lambda: ending(runner, out_dir)
+                    session,
+                    runner,
+                    sock,
+                    token=token,
+                    ending=lambda: {**ending(runner, out_dir), "command": replay},
                 )
             )
         except KeyboardInterrupt:

@@ -14,11 +14,14 @@ search texts come from it: nothing hidden from the seat is in any file.
 Each experiment's analysis (`Sources.analysis`: leaderboards, calibration, noise floors) is
 written beside its cells, and every leaderboard row's group is indexed as a filter, so a row
 opens its episodes from file:// too; a seat's export writes none (it sums up every seat's view).
+The numbers of its charts (`Sources.charts`: cells' means, rounds, variant pairs) are written
+there too, in every export: they are the cells table's numbers, drawn.
 
-Compare and diff (issue 25 item 6) open too. For each experiment the pairs the live server offers
-(`Sources.pairs`, at most `compare.MAX_PAIRS`) whose two episodes are both exported are written,
-and for each pair the alignment of its steps in each perspective both episodes were written in:
-at most MAX_PAIRS x (1 + seats) small files per experiment. The diffs written are those of
+Compare and diff (issue 25 item 6) open too. For each exported episode the pairs the live server
+offers (`Sources.pairs`) whose two episodes are both exported are written, and for each pair the
+alignment of its steps in each perspective both episodes were written in: at most `MAX_PAIRS`
+pairs an experiment, so at most MAX_PAIRS x (1 + seats) small files, and each episode's file
+says how many pairs it leaves out. The diffs written are those of
 the exported experiments that share at least one cell, each pair once (A before B in the
 experiments' order), at most `MAX_DIFFS`; each is one file of the shared cells' metrics.
 """
@@ -36,9 +39,9 @@ from typing import Any
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import STATUSES
 from stratagem.web import views
-from stratagem.web.data import Perspective, Sources
+from stratagem.web.data import Perspective, Sources, downloads
 from stratagem.web.data.compare import align
-from stratagem.web.data.listing import GROUP, MAX_PER_PAGE, outcome_values
+from stratagem.web.data.listing import CELL, GROUP, MAX_PER_PAGE, outcome_values
 from stratagem.web.server import CSP, json_bytes, page_bytes
 
 MARKER = "stratagem-export"
@@ -51,6 +54,10 @@ NO_ANALYSIS: dict[str, Any] = {
     "withheld": "A seat's export holds no analysis: its numbers sum up what every seat saw.",
 }  # fmt: skip
 """What a seat's export writes for an experiment's analysis (`Sources.analysis`)."""
+MAX_PAIRS = 500
+"""At most this many pairs of an experiment's episodes are written with their alignments (one
+file per perspective each): each episode's pairs file says how many of its pairs it leaves
+out, past this bound or because the other episode is not exported."""
 MAX_DIFFS = 100
 """At most this many experiment pairs' diffs are written (the first that share a cell)."""
 _KIND = re.compile(r"\(([^()]*)\)$")
@@ -84,6 +91,11 @@ def compare_file(a: tuple[str, str], b: tuple[str, str], perspective: Perspectiv
     """The alignment of episodes `a` and `b`, each (source, episode id) (source.js agrees)."""
     name = "all" if perspective.seat is None else f"seat-{perspective.seat}"
     return f"data/c/{_ref(a)}/{_ref(b)}/{name}.js"
+
+
+def pairs_file(source: str, episode: str) -> str:
+    """The pairs an exported episode offers (source.js agrees)."""
+    return f"data/p/{source}/{episode.encode().hex()}.js"
 
 
 def diff_file(a: tuple[str, str], b: tuple[str, str]) -> str:
@@ -166,6 +178,9 @@ def export_site(
         for exp in chosen:
             _pairs(writer, sources, exp["source"], exp["id"], written, seat)
         _diffs(writer, sources, chosen)
+        if seat is None:  # an episode's record and the tables hold what every seat saw
+            for exp in chosen:
+                _downloads(writer, sources, exp["source"], exp["id"], written)
     episodes = len(written)
     return Written(writer.files, writer.bytes, episodes, time.perf_counter() - started)
 
@@ -282,6 +297,7 @@ def _experiment(
     # The analysis sums up what every seat saw (beliefs, outcomes): never in a seat's export.
     analysis = NO_ANALYSIS if seat is not None else sources.analysis(source, experiment)
     writer.data(f"{folder}/analysis.js", analysis)
+    writer.data(f"{folder}/charts.js", sources.charts(source, experiment))
     items = list(_all_items(sources, source, experiment))
     if max_per_cell is not None:
         cell_of = sources.cell_of_episodes(source, experiment)
@@ -326,23 +342,30 @@ def _pairs(
     written: dict[tuple[str, str], int],
     seat: int | None,
 ) -> None:
-    """The pairs offered for the experiment whose two episodes are exported, and each pair's
-    alignment in every perspective written for both episodes."""
-    sides = [
-        ((p["a"]["source"], p["a"]["episode"]), (p["b"]["source"], p["b"]["episode"]), p)
-        for p in sources.pairs(source, experiment)
-    ]
-    kept = [(a, b, p) for a, b, p in sides if a in written and b in written]
-    writer.data(f"{experiment_dir(source, experiment)}/pairs.js", [p for _, _, p in kept])
-    for a, b, _ in kept:
-        seats = min(written[a], written[b])
-        views = [Perspective(None), *(Perspective(k) for k in range(seats))]
-        if seat is not None:
-            views = [Perspective(seat)] if seat < seats else []
-        for seen in views:
-            name = compare_file(a, b, seen)
-            if not (writer.out / name).exists():  # a pair offered from both experiments
-                writer.data(name, align(sources.episode(*a, seen), sources.episode(*b, seen)))
+    """Each exported episode's pairs whose other episode is exported too, as the live server
+    offers them (`Sources.pairs`), with each pair's alignment in every perspective written for
+    both, up to `MAX_PAIRS` pairs an experiment; each episode's file counts what it leaves out."""
+    ids = [i for s, i in written if s == source]
+    held = 0
+    for episode, found in sources.experiment_pairs(source, experiment, ids).items():
+        kept = []
+        for p in found:
+            a, b = (p["a"]["source"], p["a"]["episode"]), (p["b"]["source"], p["b"]["episode"])
+            if b not in written or held >= MAX_PAIRS:
+                continue
+            held += 1
+            kept.append(p)
+            seats = min(written[a], written[b])
+            views = [Perspective(None), *(Perspective(k) for k in range(seats))]
+            if seat is not None:
+                views = [Perspective(seat)] if seat < seats else []
+            for seen in views:
+                writer.data(
+                    compare_file(a, b, seen),
+                    align(sources.episode(*a, seen), sources.episode(*b, seen)),
+                )
+        offered = {"pairs": kept, "left_out": len(found) - len(kept), "bound": MAX_PAIRS}
+        writer.data(pairs_file(source, episode), offered)
 
 
 def _diffs(writer: _Writer, sources: Sources, chosen: list[dict[str, Any]]) -> None:
@@ -359,7 +382,11 @@ def _diffs(writer: _Writer, sources: Sources, chosen: list[dict[str, Any]]) -> N
         for b in refs[i + 1 :]:
             shared = len(keys[a] & keys[b])
             if shared and len(held) < MAX_DIFFS:
-                writer.data(diff_file(a, b), sources.diff(a, b))
+                got = sources.diff(a, b)
+                writer.data(diff_file(a, b), got)
+                for fmt in downloads.FORMATS:  # the diff.js page's download links
+                    body = downloads.encode(downloads.diff_table(got), fmt)
+                    writer.write(f"{diff_file(a, b).removesuffix('.js')}/download.{fmt}", body)
                 refs_ab = {k: {"source": r[0], "experiment": r[1]} for k, r in (("a", a), ("b", b))}
                 held.append({**refs_ab, "shared": shared})
     writer.data("data/diffs.js", held)
@@ -379,6 +406,7 @@ def _filter_values(
         "invalid": {"0", "1"},
         "outcome": set(outcome_values(max((len(i["seats"]) for i in items), default=2))),
         GROUP: {r["group"] for board in analysis["leaderboards"] for r in board["rows"]},
+        CELL: {c["cell"] for c in cells},
     }
     for item in items:
         for seat in item["seats"]:
@@ -398,3 +426,39 @@ def _strings(value: Any, into: list[str]) -> None:
     elif isinstance(value, list):
         for v in value:
             _strings(v, into)
+
+
+DOWNLOAD_TABLES = ("episodes", "seats", "rounds")
+"""The tables of `stratagem.open` an export writes for its episodes (issue 36 item 9; the live
+server offers every table, filtered)."""
+
+
+def _downloads(
+    writer: _Writer,
+    sources: Sources,
+    source: str,
+    experiment: str,
+    written: dict[tuple[str, str], int],
+) -> None:
+    """The files cells.js links to in an export: the experiment's cells and its exported
+    episodes' tables in every format, beside its data (`download/`), and each exported
+    episode's record as JSONL; a table past `downloads.MAX_ROWS` rows is left out."""
+    folder = f"{experiment_dir(source, experiment)}/download"
+    cells = downloads.cells_table(sources.cells(source, experiment))
+    ids = [i for s, i in written if s == source]
+    with sources.reading(source, experiment) as store:
+        tables = {}
+        for table in DOWNLOAD_TABLES:
+            try:
+                tables[table] = downloads.episodes_table(store, experiment, ids, table)
+            except StratagemError:  # too many rows: the live server or stratagem.open
+                continue
+        own = [i for i in ids if (e := store.episode(i)) and e.experiment_id == experiment]
+        for episode in own:
+            name = episode_file(source, episode, Perspective(None))
+            writer.write(name.rsplit("/", 1)[0] + "/episode.jsonl",
+                         downloads.episode_jsonl(store, episode))  # fmt: skip
+    for fmt in downloads.FORMATS:
+        writer.write(f"{folder}/cells.{fmt}", downloads.encode(cells, fmt))
+        for table, frame in tables.items():
+            writer.write(f"{folder}/{table}.{fmt}", downloads.encode(frame, fmt, table))

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stratagem.errors import StratagemError
 from stratagem.web import views
-from stratagem.web.data import Perspective, Sources
+from stratagem.web.data import Perspective, Sources, downloads
 from stratagem.web.data.compare import comparison
 from stratagem.web.data.listing import BadQuery
 from stratagem.web.data.reports import REPORT_CSP
@@ -55,9 +55,15 @@ PAGES = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/compare.js": ("compare.js", "text/javascript; charset=utf-8"),
     "/diff.js": ("diff.js", "text/javascript; charset=utf-8"),
+    "/cells.js": ("cells.js", JAVASCRIPT),
     "/analysis.js": ("analysis.js", JAVASCRIPT),
+    "/charts.js": ("charts.js", JAVASCRIPT),
+    "/vendor/d3/d3.min.js": ("vendor/d3/d3.min.js", JAVASCRIPT),
     "/launch.js": ("launch.js", "text/javascript; charset=utf-8"),
+    "/calls.js": ("calls.js", JAVASCRIPT),
+    "/links.js": ("links.js", JAVASCRIPT),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/favicon.svg": ("favicon.svg", "image/svg+xml"),
     "/views/kit.js": ("views/kit.js", JAVASCRIPT),
 }
 """The page files served: URL path -> packaged file under web/pages/. The game views are the
@@ -66,7 +72,9 @@ INDEX = "/index.html"
 """The page at "/" under its file's name too: a report links back to the viewer by a relative
 path (`analysis.leaderboards.viewer_link`), which must open the same page from the live server
 and from an export's files."""
-FILTERS = ("game", "model", "agent", "seat_kind", "status", "invalid", "outcome", "group")
+FILTERS = (
+    "game", "model", "agent", "seat_kind", "status", "invalid", "outcome", "group", "cell"
+)  # fmt: skip
 """The episode filters the API passes to the data layer (query parameter = filter name)."""
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts bound without a token; a page from elsewhere can reach them only by DNS rebinding,
@@ -331,13 +339,21 @@ def build_app(
             return error(str(exc), 400)
         return await answer(lambda s: s.analysis(source, experiment))
 
-    async def pairs(request: Request) -> Response:
+    async def charts(request: Request) -> Response:
         source = request.path_params["source"]
         try:
             experiment = _id(request, "experiment")
         except _BadRequest as exc:
             return error(str(exc), 400)
-        return await answer(lambda s: s.pairs(source, experiment))
+        return await answer(lambda s: s.charts(source, experiment))
+
+    async def pairs(request: Request) -> Response:
+        source = request.path_params["source"]
+        try:
+            episode_id = _id(request, "episode")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(lambda s: {"pairs": s.pairs(source, episode_id), "left_out": 0})
 
     async def version(request: Request) -> Response:
         source = request.path_params["source"]
@@ -355,6 +371,57 @@ def build_app(
         headers = {"content-security-policy": REPORT_CSP, "cache-control": "no-cache"}
         return Response(body, media_type="text/html; charset=utf-8", headers=headers)
 
+    async def send_file(fn: Callable[[Sources], tuple[str, bytes]], fmt: str) -> Response:
+        """A download (`web.data.downloads`) as an attachment; errors as `answer`'s."""
+        try:
+            name, body = await data.call(fn)
+        except BadQuery as exc:
+            return error(str(exc), 400)
+        except StratagemError as exc:
+            return error(str(exc), 404)
+        except Exception:
+            log.exception("stratagem view: a download failed")
+            return error("internal error; the server's log says more", 500)
+        headers = {"content-disposition": f'attachment; filename="{name}"',
+                   "cache-control": "no-store"}  # fmt: skip
+        return Response(body, media_type=downloads.FORMATS[fmt], headers=headers)
+
+    async def download(request: Request) -> Response:
+        """`<what>.<format>`: the cells, or a table of `stratagem.open` for the filtered list."""
+        source, q = request.path_params["source"], request.query_params
+        what, _, fmt = request.path_params["name"].partition(".")
+        filters = {k: q[k] for k in FILTERS if q.get(k)}
+        try:
+            experiment = _id(request, "experiment")
+            downloads.check_format(fmt)
+        except (_BadRequest, BadQuery) as exc:
+            return error(str(exc), 400)
+        return await send_file(
+            lambda s: downloads.experiment_file(
+                s, source, experiment, what, fmt, filters, q.get("q") or None
+            ),
+            fmt,
+        )
+
+    async def download_diff(request: Request) -> Response:
+        q, fmt = request.query_params, request.path_params["format"]
+        filters = {k: q[k] for k in downloads.CELL_FILTERS if q.get(k)}
+        try:
+            a, b = _episode_ref(q, "a", "experiment"), _episode_ref(q, "b", "experiment")
+            downloads.check_format(fmt)
+        except (_BadRequest, BadQuery) as exc:
+            return error(str(exc), 400)
+        noise = q.get("noise") == "1"
+        return await send_file(lambda s: downloads.diff_file(s, a, b, fmt, filters, noise), fmt)
+
+    async def download_episode(request: Request) -> Response:
+        source = request.path_params["source"]
+        try:
+            episode_id = _id(request, "episode")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await send_file(lambda s: downloads.episode_file(s, source, episode_id), "jsonl")
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return error("not found", 404)
 
@@ -368,11 +435,15 @@ def build_app(
         Route("/api/experiments/{source}/{experiment}/cells", cells),
         Route("/api/experiments/{source}/{experiment}/episodes", episodes),
         Route("/api/experiments/{source}/{experiment}/analysis", analysis),
+        Route("/api/experiments/{source}/{experiment}/charts", charts),
         Route("/api/episodes/{source}/{episode}", episode),
         Route("/api/compare", compare),
-        Route("/api/pairs/{source}/{experiment}", pairs),
+        Route("/api/pairs/{source}/{episode}", pairs),
         Route("/api/diff", diff),
         Route("/api/version/{source}", version),
+        Route("/api/download/{source}/{experiment}/{name}", download),
+        Route("/api/download-diff/{format}", download_diff),
+        Route("/api/download-episode/{source}/{episode}.jsonl", download_episode),
         Route("/report/{source}/{name}.html", report),
     ]
     if launcher is not None:

@@ -19,6 +19,13 @@ invalid rate, and the episode's spend in dollars (every seat's calls). A differe
 of the per-pair differences, so each episode counts once whatever its number of moves (the cells
 table pools the moves of a cell instead).
 
+**Beyond the noise** (issue 36 item 7). A difference is beyond the noise when it is larger in
+size than the noise floor of its metric (`analysis.noise_floor`: the difference two identical
+cells stay within 95% of the time), where either experiment played replicate cells for that
+metric (seat 0's score, cooperation and invalid rate; the larger floor of the two sides); for
+any other metric, or without replicate cells, when its paired interval excludes 0. Each row
+says which rule decided (`noise_by`).
+
 **Clusters.** The repetitions of one seed share its chance moves: when a cell's pairs span
 several seeds and a seed holds several pairs, the pairs are clustered by seed (the cluster-robust
 t); else, when one position holds several pairs, by position; else each pair is its own cluster,
@@ -35,8 +42,10 @@ from typing import Any
 from stratagem.analysis.cells import CellKey, order_key
 from stratagem.analysis.comparisons import Comparison, compare_paired
 from stratagem.analysis.multiple import adjust_comparisons
+from stratagem.analysis.noise_floor import NoiseFloor, noise_floor
 from stratagem.analysis.pair_clusters import shared_clusters
 from stratagem.analysis.tallies import EpisodeTally
+from stratagem.web.data.listing import cell_text
 
 LEVEL = 0.95
 """The intervals' level."""
@@ -50,6 +59,9 @@ PairKey = tuple[str, str, int]
 """A pair: its position, and its rank among the pairs at that position (store order)."""
 
 Values = dict[str, float | None]
+
+FLOOR_METRICS = {"score seat 0": "score", "cooperation": "cooperation", "invalid rate": "invalid"}
+"""The diff's metrics a noise floor exists for: `analysis.noise_floor`'s name of each."""
 
 
 @dataclass
@@ -69,7 +81,8 @@ def episode_metrics(
         key = e.key
         if key not in out:
             model, agent, game, opponent, rounds = key
-            out[key] = CellEpisodes({"model": model, "agent": agent, "game": game,
+            out[key] = CellEpisodes({"cell": cell_text(key),
+                                     "model": model, "agent": agent, "game": game,
                                      "opponent": opponent, "lineup": list(e.lineup),
                                      "rounds": rounds})  # fmt: skip
         cooperative, valid, invalid = e.cooperative, e.valid, e.invalid
@@ -147,15 +160,36 @@ def cell_comparisons(
     return cell, out
 
 
-def _metric_row(name: str, c: Comparison) -> dict[str, Any]:
+def noise_floors(*sides: Iterable[EpisodeTally]) -> dict[str, NoiseFloor]:
+    """Each floored metric's noise floor by the diff's name: the larger of the sides' floors."""
+    out: dict[str, NoiseFloor] = {}
+    for tallies in map(list, sides):
+        for name, metric in FLOOR_METRICS.items():
+            floor = noise_floor(tallies, metric)
+            if floor is not None and (name not in out or floor.floor > out[name].floor):
+                out[name] = floor
+    return out
+
+
+def _metric_row(name: str, c: Comparison, floor: NoiseFloor | None) -> dict[str, Any]:
+    beyond = floor.beaten_by(c.estimate) if floor is not None else c.significant
     return {"metric": name, "a": c.mean_a, "b": c.mean_b, "diff": c.estimate,
             "ci_low": c.ci_low, "ci_high": c.ci_high, "p": c.p, "p_adjusted": c.p_adjusted,
             "n": c.n, "clusters": c.clusters, "cluster_by": c.cluster_by,
-            "method": c.method}  # fmt: skip
+            "method": c.method, "floor": None if floor is None else floor.floor,
+            "noise_by": "interval" if floor is None else "floor",
+            "beyond_noise": bool(beyond)}  # fmt: skip
 
 
-def diff(a: Mapping[CellKey, CellEpisodes], b: Mapping[CellKey, CellEpisodes]) -> dict[str, Any]:
-    """The diff of B against A: the shared cells' differences, and the cells of one side only."""
+def diff(
+    a: Mapping[CellKey, CellEpisodes],
+    b: Mapping[CellKey, CellEpisodes],
+    floors: Mapping[str, NoiseFloor] | None = None,
+) -> dict[str, Any]:
+    """The diff of B against A: the shared cells' differences, and the cells of one side only;
+    `floors` the noise floors by metric (`noise_floors`), beside which a difference is beyond
+    the noise (module docstring)."""
+    floors = floors or {}
 
     def alone(side: Mapping[CellKey, CellEpisodes], other: Mapping[CellKey, CellEpisodes]) -> Any:
         keys = sorted((k for k in side if k not in other), key=order_key)
@@ -166,7 +200,7 @@ def diff(a: Mapping[CellKey, CellEpisodes], b: Mapping[CellKey, CellEpisodes]) -
     adjusted, correction = adjust_comparisons([c for _, cs in compared for c in cs.values()])
     found = iter(adjusted)
     cells = [
-        {**cell, "metrics": [_metric_row(name, next(found)) for name in comparisons]}
+        {**cell, "metrics": [_metric_row(n, next(found), floors.get(n)) for n in comparisons]}
         for cell, comparisons in compared
     ]
     return {
@@ -174,6 +208,10 @@ def diff(a: Mapping[CellKey, CellEpisodes], b: Mapping[CellKey, CellEpisodes]) -
         "paired_by": PAIRED_BY,
         "correction": correction,
         "cells": cells,
+        "noise": [
+            {"metric": n, "floor": f.floor, "cells": f.cells, "text": f.text()}
+            for n, f in floors.items()
+        ],
         "only_a": alone(a, b),
         "only_b": alone(b, a),
     }

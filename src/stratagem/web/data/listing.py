@@ -28,7 +28,17 @@ MAX_PER_PAGE = 500
 """The most episodes one page may ask for (a page is one response)."""
 
 _ANY_SEAT = "EXISTS (SELECT 1 FROM json_each(e.players) p WHERE {})"
-_INVALID = "EXISTS (SELECT 1 FROM events v WHERE v.episode_id = e.id AND v.kind = 'invalid')"
+_INVALID_MOVES = (
+    "SELECT a.key AS seat, r.round FROM rounds r, json_each(r.actions) a "
+    "WHERE r.episode_id = e.id AND a.type = 'null' UNION "
+    "SELECT v.player, v.round FROM events v WHERE v.episode_id = e.id AND v.player IS NOT NULL "
+    "AND v.round IS NOT NULL AND (v.kind = 'invalid' OR (v.kind = 'decision' "
+    "AND json_type(v.data, '$.valid') = 'false'))"
+)
+"""Each (seat, round) in which a seat moved invalidly, as `analysis.invalid.invalid_rounds`
+defines it for the cells table: a round that stores no move for the seat (an imported log's
+forfeit), an `invalid` event, or a decision stored as not valid (played episodes)."""
+_INVALID = f"EXISTS ({_INVALID_MOVES})"
 
 
 def _game(value: str) -> tuple[str, list[Any]]:
@@ -47,9 +57,23 @@ def _model(value: str) -> tuple[str, list[Any]]:
     return f"({_ANY_SEAT.format(seat)} OR {spec})", [value] * 4
 
 
+_NAME = "json_extract(p.value, '$.name')"
+_UNNAMED_AGENT = (
+    "(json_extract(p.value, '$.agent') IS NULL AND json_extract(p.value, '$.kind') = 'llm' AND "
+    f"(CASE WHEN instr({_NAME}, ':') > 0 THEN substr({_NAME}, 1, instr({_NAME}, ':') - 1) "
+    f"ELSE {_NAME} END) = ?)"
+)
+"""An LLM seat that names no agent (an imported log's `{"name": "zs", "kind": "llm"}`) is the
+agent its name says, before any `:`: what `EpisodeData.agent_name`, and so the cells table and
+the episode list's agent column, read from it."""
+
+
 def _agent(value: str) -> tuple[str, list[Any]]:
-    seat = "json_extract(p.value, '$.agent') = ? OR json_extract(p.value, '$.agent.name') = ?"
-    return f"({_ANY_SEAT.format(seat)} OR json_extract(e.spec, '$.agent.name') = ?)", [value] * 3
+    seat = (
+        "json_extract(p.value, '$.agent') = ? OR json_extract(p.value, '$.agent.name') = ? OR "
+        + _UNNAMED_AGENT
+    )
+    return f"({_ANY_SEAT.format(seat)} OR json_extract(e.spec, '$.agent.name') = ?)", [value] * 4
 
 
 def _seat_kind(value: str) -> tuple[str, list[Any]]:
@@ -126,6 +150,23 @@ def _group(value: str, groups: Mapping[str, Sequence[str]]) -> tuple[str, list[A
     return "e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(ids))]
 
 
+CELL = "cell"
+"""The filter to one cell's finished episodes (the cells table's rows): its value is the cell's
+key as `cell_text` writes it, which the caller resolves to the ids (`episode_page`'s `cells`)."""
+
+
+def cell_text(key: Sequence[Any]) -> str:
+    """A cell's key (`analysis.cells.cell_key`) as one filter value: compact JSON."""
+    return json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+
+
+def _cell(value: str, cells: Mapping[str, Sequence[str]]) -> tuple[str, list[Any]]:
+    ids = cells.get(value)
+    if ids is None:
+        raise BadQuery(f"filter cell='{value}': no cell of this experiment has this key")
+    return "e.id IN (SELECT value FROM json_each(?))", [json.dumps(list(ids))]
+
+
 def _like(text: str) -> str:
     return "%" + text.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
 
@@ -150,9 +191,10 @@ def episode_page(
     page: int,
     per_page: int,
     groups: Mapping[str, Sequence[str]] | None = None,
+    cells: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The page of `Sources.episodes` (see `stratagem.web.data`); `groups` the leaderboard
-    rows' episode ids by group key, for a `group` filter."""
+    rows' episode ids by group key, for a `group` filter; `cells` each cell's, for `cell`."""
     if page < 0 or not 1 <= per_page <= MAX_PER_PAGE:
         raise BadQuery(
             f"page {page}, {per_page} per page: expected a page >= 0 and 1 to {MAX_PER_PAGE} "
@@ -163,8 +205,12 @@ def episode_page(
         make = FILTERS.get(name)
         if name == GROUP:
             sql, values = _group(value, groups or {})
+        elif name == CELL:
+            sql, values = _cell(value, cells or {})
         elif make is None:
-            raise BadQuery(f"unknown filter '{name}': expected {', '.join(FILTERS)} or {GROUP}")
+            raise BadQuery(
+                f"unknown filter '{name}': expected {', '.join(FILTERS)}, {GROUP} or {CELL}"
+            )
         else:
             sql, values = make(value)
         where.append(sql)
@@ -177,8 +223,8 @@ def episode_page(
     total = store._rows(f"SELECT COUNT(*) FROM episodes e WHERE {condition}", params)[0][0]
     columns = ", ".join(f"e.{c.strip()}" for c in EPISODE_COLUMNS.split(","))
     rows = store._rows(
-        f"SELECT {columns}, (SELECT COUNT(*) FROM events v WHERE v.episode_id = e.id "
-        f"AND v.kind = 'invalid') AS invalid FROM episodes e WHERE {condition} "
+        f"SELECT {columns}, (SELECT COUNT(*) FROM ({_INVALID_MOVES})) AS invalid "
+        f"FROM episodes e WHERE {condition} "
         "ORDER BY e.rowid LIMIT ? OFFSET ?",
         [*params, per_page, page * per_page],
     )

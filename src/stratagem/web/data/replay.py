@@ -3,7 +3,9 @@
 The steps and the calls inside them come from the transcript's own placing (`transcript_calls`):
 a step starts where seats decide (a decision block: the seats deciding together) and runs until
 the next one, with the game's events that followed and every call made before or between its
-events. A re-ask is folded into the call it re-asks, with the correction the model was shown.
+events (`calls`: a re-ask folded into the call it re-asks, a tool call with its result).
+A record made elsewhere (an imported log: rounds, no `decision` events) has a step per round,
+as a played repeated game has, each with that round's events and calls.
 
 In a seat's perspective the dict holds only what that seat could see: events whose stored
 visibility includes it (public ones too), its own decisions, and its own calls, beliefs and
@@ -27,6 +29,7 @@ from stratagem.experiments.store import (
     ResultStore,
     RoundRecord,
 )
+from stratagem.web.data.calls import ToolResults, call_dicts, tool_results
 from stratagem.web.data.perspective import Perspective
 
 
@@ -45,9 +48,16 @@ def episode_view(
 ) -> dict[str, Any]:
     """The episode dict of `Sources.episode` (see `stratagem.web.data`)."""
     events = store.events(record.id)
-    steps = _steps(events, place_calls(store.llm_calls(record.id), events))
-    _attach(steps, store.rounds(record.id), store.beliefs(record.id), store.answers(record.id))
+    rounds = store.rounds(record.id)
+    placed = place_calls(store.llm_calls(record.id), events)
+    if rounds and not any(e.kind == DECISION_EVENT for e in events):
+        steps = _round_steps(rounds, events, placed)  # a log made elsewhere: rounds only
+    else:
+        steps = _steps(events, placed)
+    _attach(steps, rounds, store.beliefs(record.id), store.answers(record.id))
     seat = perspective.seat
+    results = tool_results(placed)
+    names = {k: seat_of(d).model for k, d in enumerate(record.players) if seat_of(d).model}
     return {
         "id": record.id,
         "experiment": record.experiment_id,
@@ -57,7 +67,7 @@ def episode_view(
         "payoffs": None if record.payoffs is None else list(record.payoffs),
         "perspective": str(perspective),
         "seats": [_seat(k, d) for k, d in enumerate(record.players)],
-        "steps": [_step_dict(k, s, perspective) for k, s in enumerate(steps)],
+        "steps": [_step_dict(k, s, perspective, results, names) for k, s in enumerate(steps)],
         "error": record.error if seat is None else None,
     }
 
@@ -95,6 +105,22 @@ def _steps(events: Sequence[EventRecord], calls: Sequence[PlacedCall]) -> list[_
     return steps
 
 
+def _round_steps(
+    rounds: Sequence[RoundRecord], events: Sequence[EventRecord], calls: Sequence[PlacedCall]
+) -> list[_Step]:
+    """One step per stored round, for a record without the loop's decisions; an event with no
+    round of the record goes to the step before it, a call to its round's step (else the first)."""
+    steps = [_Step(r.round) for r in rounds]
+    of = {s.round: s for s in steps}
+    current = steps[0]
+    for event in events:
+        current = of.get(event.round, current)
+        current.events.append(event)
+    for placed in calls:
+        of.get(placed.call.round, steps[0]).calls.append(placed)
+    return steps
+
+
 def _attach(
     steps: list[_Step],
     rounds: Sequence[RoundRecord],
@@ -114,13 +140,15 @@ def _attach(
         last.get(answer.round, steps[-1]).answers.append(answer)
 
 
-def _step_dict(index: int, step: _Step, perspective: Perspective) -> dict[str, Any]:
+def _step_dict(
+    index: int, step: _Step, perspective: Perspective, results: ToolResults, names: dict[int, str]
+) -> dict[str, Any]:
     own = perspective.owns
     return {
         "index": index,
         "round": step.round,
         "events": [_event(e) for e in step.events if _shown(e, perspective)],
-        "calls": _calls([c for c in step.calls if own(c.call.player)]),
+        "calls": call_dicts([c for c in step.calls if own(c.call.player)], results, names),
         "results": [_result(r) for r in step.results],
         "beliefs": [_belief(b) for b in step.beliefs if own(b.player)],
         "answers": [_answer(a) for a in step.answers if own(a.player)],
@@ -130,7 +158,9 @@ def _step_dict(index: int, step: _Step, perspective: Perspective) -> dict[str, A
 def _result(r: RoundRecord) -> dict[str, Any]:
     """A round's result: public, as the game shows every seat both moves after the round."""
     payoffs = None if r.payoffs is None else list(r.payoffs)
-    return {"round": r.round, "actions": list(r.actions), "payoffs": payoffs, "valid": r.valid}
+    tokens = None if r.tokens is None else list(r.tokens)
+    return {"round": r.round, "actions": list(r.actions), "payoffs": payoffs, "valid": r.valid,
+            "tokens": tokens}  # fmt: skip
 
 
 def _belief(b: BeliefRecord) -> dict[str, Any]:
@@ -169,63 +199,3 @@ def _event(event: EventRecord) -> dict[str, Any]:
         "data": event.data,
         "visible_to": None if event.visible_to is None else list(event.visible_to),
     }
-
-
-def _calls(placed: Sequence[PlacedCall]) -> list[dict[str, Any]]:
-    """Calls in the order made; a re-ask joins the seat's last call of the same purpose."""
-    out: list[dict[str, Any]] = []
-    last: dict[tuple[int | None, str], dict[str, Any]] = {}
-    for p in placed:
-        key = (p.call.player, p.purpose)
-        parent = last.get(key)
-        if p.reask and parent is not None:
-            parent["reasks"].append(_reask(p))
-            continue
-        entry = _call(p)
-        last[key] = entry
-        out.append(entry)
-    return out
-
-
-def _call(placed: PlacedCall) -> dict[str, Any]:
-    call = placed.call
-    request: dict[str, Any] = call.request if isinstance(call.request, dict) else {}
-    response: dict[str, Any] = call.response if isinstance(call.response, dict) else {}
-    return {
-        "seat": call.player,
-        "purpose": placed.purpose,
-        "messages": request.get("messages") or [],
-        "reply": call.text,
-        "reasoning": response.get("reasoning"),
-        "error": call.error,
-        "reasks": [_reask(placed)] if placed.reask else [],
-        "tokens": _tokens(placed),
-        "cost_usd": call.cost_usd,
-        "latency_s": call.latency_s,
-        "cached": call.cached,
-        "model": call.model,
-    }
-
-
-def _reask(placed: PlacedCall) -> dict[str, Any]:
-    """A re-ask: the correction the model was shown (its last message), and what it said."""
-    call = placed.call
-    request: dict[str, Any] = call.request if isinstance(call.request, dict) else {}
-    messages = request.get("messages") or []
-    shown = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
-    response: dict[str, Any] = call.response if isinstance(call.response, dict) else {}
-    return {
-        "shown": shown,
-        "reply": call.text,
-        "reasoning": response.get("reasoning"),
-        "error": call.error,
-        "tokens": _tokens(placed),
-        "cost_usd": call.cost_usd,
-        "latency_s": call.latency_s,
-        "cached": call.cached,
-    }
-
-
-def _tokens(placed: PlacedCall) -> int:
-    call = placed.call
-    return (call.input_tokens or 0) + (call.output_tokens or 0)

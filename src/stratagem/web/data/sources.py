@@ -30,9 +30,12 @@ from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import stores_in
 from stratagem.web.data.analysis import Analysis, experiment_analysis
+from stratagem.web.data.applies import applying, game_facts
+from stratagem.web.data.charts import experiment_charts
 from stratagem.web.data.compare import pairs as compare_pairs
-from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics
-from stratagem.web.data.listing import GROUP, episode_page
+from stratagem.web.data.compare import pairs_of
+from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics, noise_floors
+from stratagem.web.data.listing import CELL, GROUP, cell_text, episode_page
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
 from stratagem.web.data.reports import report_path, report_sections, report_url
@@ -46,8 +49,9 @@ _Costs = dict[str, dict[int, float]]
 
 
 class _Read:
-    """An experiment's cells as read at one store version, and its episodes' metrics for
-    `diff`, worked out when a diff first asks (a cells view need not wait for them)."""
+    """An experiment's cells as read at one store version, each cell's episode ids (a `cell`
+    filter), and its episodes' metrics for `diff`, worked out when a diff first asks (a cells
+    view need not wait for them)."""
 
     def __init__(
         self, rows: list[dict[str, Any]], tallies: list[EpisodeTally], costs: _Costs
@@ -55,6 +59,9 @@ class _Read:
         self.rows = rows
         self._tallies = tallies
         self._costs = costs
+        self.ids: dict[str, list[str]] = defaultdict(list)
+        for e in tallies:
+            self.ids[cell_text(e.key)].append(e.id)
 
     @functools.cached_property
     def metrics(self) -> _Metrics:
@@ -125,6 +132,15 @@ class Sources:
             kept = self._held[source] = (ResultStore(path, read_only=True), state)
         yield kept[0]
 
+    @contextmanager
+    def reading(self, source: str, experiment: str | None = None) -> Iterator[ResultStore]:
+        """The source's store, read-only, for what reads it whole (`downloads`); `experiment`
+        checked to be one of it."""
+        with self._open(source) as store:
+            if experiment is not None:
+                self._experiment(store, source, experiment)
+            yield store
+
     def _experiment(self, store: ResultStore, source: str, experiment: str) -> None:
         if store.experiment(experiment) is None:
             raise StratagemError(f"source {source}: unknown experiment '{experiment}'")
@@ -189,6 +205,7 @@ class Sources:
             self._experiment(store, source, experiment)
             tallies = episode_tallies(store, experiment)
             costs = store.seat_costs([e.id for e in tallies])
+            facts = game_facts(store, experiment)
         groups: dict[CellKey, list[EpisodeTally]] = defaultdict(list)
         for e in tallies:
             groups[e.key].append(e)
@@ -201,6 +218,7 @@ class Sources:
             )
             width = max(len(e.totals) for e in rows)
             out.append({
+                "cell": cell_text(key),
                 "model": model, "agent": agent, "game": game, "opponent": opponent,
                 "lineup": list(rows[0].lineup), "rounds": rounds, "episodes": len(rows),
                 "score": [sum(e.totals[i] for e in rows if i < len(e.totals)) / len(rows)
@@ -208,6 +226,7 @@ class Sources:
                 "cooperation": cooperation, "invalid_rate": invalid_rate,
                 "llm_invalid_rate": share_invalid([m for e in rows for m in e.llm]),
                 "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
+                **applying(rows, facts.get(game)),
             })  # fmt: skip
         return _Read(out, tallies, costs)
 
@@ -231,13 +250,21 @@ class Sources:
             self._analyses[(source, experiment)] = kept
         return kept[1]
 
+    def charts(self, source: str, experiment: str) -> dict[str, Any]:
+        """The numbers of the experiment's charts (`web.data.charts`), from the episode metrics
+        its cells were read with."""
+        metrics = self._kept(source, experiment).metrics
+        with self._open(source) as store:
+            return experiment_charts(store, experiment, metrics)
+
     def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
         """The cell-level diff of experiment `b` against `a`, each (source, experiment id)
-        (`diff`: paired differences with t intervals and Holm-adjusted p-values), from the
-        episodes' metrics read with each side's `cells`."""
-        sides = [self._kept(*a).metrics, self._kept(*b).metrics]
+        (`diff`: paired differences with t intervals and Holm-adjusted p-values, each beyond the
+        noise or not), from the episodes' metrics read with each side's `cells`."""
+        sides = [self._kept(*a), self._kept(*b)]
+        floors = noise_floors(*(side._tallies for side in sides))
         refs = {k: {"source": s, "experiment": x} for k, (s, x) in zip("ab", (a, b), strict=True)}
-        return {**refs, **diff(sides[0], sides[1])}
+        return {**refs, **diff(sides[0].metrics, sides[1].metrics, floors)}
 
     def cell_of_episodes(self, source: str, experiment: str) -> dict[str, str]:
         """Each finished episode's cell (as `cells` groups them), by episode id: what the
@@ -258,16 +285,18 @@ class Sources:
         per_page: int = 50,
     ) -> dict[str, Any]:
         """A page of an experiment's episodes in store order (`listing`); a filter set to ""
-        is no filter (an empty field of a form); `group` a leaderboard row's key, resolved to
+        is no filter (an empty field of a form); `cell` a cell's key (its row's `cell`),
+        resolved to its finished episodes; `group` a leaderboard row's key, resolved to
         the row's episodes as last computed (`analysis`): while a run adds episodes, a row's
         list stays the one its count was computed from, until the analysis is asked again."""
         chosen = {k: v for k, v in (filters or {}).items() if v != ""}
         groups = None
         if GROUP in chosen:
             groups = self._analysis(source, experiment, latest=False).groups
+        cells = self._kept(source, experiment).ids if CELL in chosen else None
         with self._open(source) as store:
             self._experiment(store, source, experiment)
-            return episode_page(store, experiment, chosen, query, page, per_page, groups)
+            return episode_page(store, experiment, chosen, query, page, per_page, groups, cells)
 
     def episode(self, source: str, episode_id: str, perspective: Perspective) -> dict[str, Any]:
         """An episode step by step, holding only what `perspective` may see (`replay`)."""
@@ -282,19 +311,38 @@ class Sources:
                 )
             return episode_view(store, record, perspective)
 
-    def pairs(self, source: str, experiment: str) -> list[dict[str, Any]]:
-        """The episode pairs worth comparing for an experiment (`compare.pairs`): the same
-        episode id in the other sources, and twins within the experiment."""
+    def pairs(self, source: str, episode_id: str) -> list[dict[str, Any]]:
+        """Every pair one episode has (`compare.pairs_of`): the same id in the other sources,
+        and its twins within its experiment, each found by a query on the store."""
+        twins: dict[str, EpisodeRecord] = {}
+        for k in range(len(self._paths)):
+            if str(k) != source:
+                with self._open(str(k)) as other:
+                    twin = other.episode(episode_id)
+                if twin is not None:
+                    twins[str(k)] = twin
+        with self._open(source) as store:
+            record = store.episode(episode_id)
+            if record is None:
+                raise StratagemError(f"source {source}: unknown episode '{episode_id}'")
+            return pairs_of(store, source, record, twins)
+
+    def experiment_pairs(
+        self, source: str, experiment: str, ids: Sequence[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """`pairs` of each of an experiment's episodes `ids` at once (the static export's), in
+        one pass over the experiment's records."""
         with self._open(source) as store:
             self._experiment(store, source, experiment)
             records = store.episodes(experiment)
-        ids = {r.id for r in records}
+        wanted = set(ids)
         others: dict[str, dict[str, EpisodeRecord]] = {}
         for k in range(len(self._paths)):
             if str(k) != source:
                 with self._open(str(k)) as store:
-                    others[str(k)] = {r.id: r for r in store.episodes() if r.id in ids}
-        return compare_pairs(source, records, others)
+                    others[str(k)] = {r.id: r for r in store.episodes() if r.id in wanted}
+        found = compare_pairs(source, records, others)
+        return {i: found[i] for i in ids if i in found}
 
     def version(self, source: str) -> str:
         """A token that changes with every commit to the store: the largest row ids and the
@@ -326,8 +374,20 @@ def _experiment_summary(store: ResultStore, source: str, exp: str, name: str) ->
     return {
         "source": source, "id": exp, "name": name, "games": games, "models": sorted(models),
         "status": store.status_counts(exp), "calls": totals["calls"],
-        "tokens": totals["tokens"], "cost_usd": totals["cost_usd"],
+        "tokens": totals["tokens"] + _logged_tokens(store, exp), "cost_usd": totals["cost_usd"],
     }  # fmt: skip
+
+
+def _logged_tokens(store: ResultStore, exp: str) -> int:
+    """The tokens an imported log states per round (seed-003's `tokens`) for its episodes that
+    hold no model calls: what they spent, which `call_totals` cannot count (a played episode's
+    rounds count its calls' tokens again, so only episodes without calls are read)."""
+    return int(store._rows(
+        "SELECT COALESCE(SUM(t.value), 0) FROM episodes e JOIN rounds r ON r.episode_id = e.id, "
+        "json_each(r.tokens) t WHERE e.experiment_id = ? AND r.tokens IS NOT NULL "
+        "AND t.type = 'integer' AND NOT EXISTS "
+        "(SELECT 1 FROM llm_calls c WHERE c.episode_id = e.id)", (exp,)
+    )[0][0])  # fmt: skip
 
 
 def _descriptors(players: str) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@
 // cells. The numbers come from the data layer (stratagem.web.data.analysis), served or exported
 // alike; they are computed when the part is first opened (ratings refit bootstraps: seconds on a
 // large experiment), then kept while the page refreshes. Text enters as text nodes; the diagram
-// is SVG built with DOM calls, coloured by app.css classes (no charting library, no inline style).
+// is SVG drawn with d3 (vendor/d3, as charts.js), coloured by app.css classes (no inline style).
 "use strict";
 
 window.StratagemPages = window.StratagemPages || {};
@@ -14,7 +14,6 @@ window.StratagemAnalysis = (() => {
   const MAX_DIAGRAMS = 12; // as the report: the rest are in the calibration table
   const opened = new Set(); // "<source>/<experiment>" whose part is open
   const kept = {}; // "<source>/<experiment>" -> {at, answer: Promise}
-  const svg = (...args) => window.StratagemViewKit.svg(...args);
 
   function load(kit, source, experiment) {
     const key = `${source}/${experiment}`;
@@ -133,28 +132,25 @@ window.StratagemAnalysis = (() => {
   // grows with the bin's forecasts), the diagonal being perfect calibration; its bins beside it.
   function diagram(kit, c) {
     const size = 200, pad = 30, left = 44; // the left margin holds the ticks and the label
-    const x = (v) => left + v * size;
-    const y = (v) => pad + (1 - v) * size;
+    const x = d3.scaleLinear().domain([0, 1]).range([left, left + size]);
+    const y = d3.scaleLinear().domain([0, 1]).range([pad + size, pad]);
     const bins = c.bins.filter((b) => b.count > 0);
     const most = Math.max(1, ...bins.map((b) => b.count));
-    const ticks = [0, 0.5, 1].flatMap((t) => [
-      svg("text", { x: x(t), y: y(0) + 14, class: "tick", "text-anchor": "middle" }, String(t)),
-      svg("text", { x: x(0) - 6, y: y(t) + 4, class: "tick", "text-anchor": "end" }, String(t)),
-    ]);
-    const drawing = svg(
-      "svg",
-      { class: "reliability", width: left + size + pad, height: size + 2 * pad, viewBox: `0 0 ${left + size + pad} ${size + 2 * pad}`, role: "img" },
-      svg("title", {}, `Reliability diagram: ${c.model} (${c.agent}), ${c.game}: ${c.kind}`),
-      svg("rect", { x: x(0), y: y(1), width: size, height: size, class: "frame" }),
-      svg("line", { x1: x(0), y1: y(0), x2: x(1), y2: y(1), class: "diagonal" }),
-      ticks,
-      svg("text", { x: x(0.5), y: y(0) + 27, class: "label", "text-anchor": "middle" }, "confidence"),
-      svg("text", { x: 12, y: y(0.5), class: "label", "text-anchor": "middle", transform: `rotate(-90 12 ${y(0.5)})` }, "accuracy"),
-      bins.length > 1 ? svg("polyline", { points: bins.map((b) => `${x(b.confidence)},${y(b.accuracy)}`).join(" "), class: "series" }) : null,
-      bins.map((b) =>
-        svg("circle", { cx: x(b.confidence), cy: y(b.accuracy), r: (3 + 6 * Math.sqrt(b.count / most)).toFixed(1), class: "bin" },
-          svg("title", {}, `${kit.fmt(b.lower, 1)}–${kit.fmt(b.upper, 1)}: ${b.count} forecasts, confidence ${kit.fmt(b.confidence)}, accuracy ${kit.fmt(b.accuracy)}`))),
-    );
+    const svg = d3.create("svg").attr("class", "reliability").attr("role", "img")
+      .attr("width", left + size + pad).attr("height", size + 2 * pad).attr("viewBox", `0 0 ${left + size + pad} ${size + 2 * pad}`);
+    svg.append("title").text(`Reliability diagram: ${c.model} (${c.agent}), ${c.game}: ${c.kind}`);
+    svg.append("rect").attr("class", "frame").attr("x", x(0)).attr("y", y(1)).attr("width", size).attr("height", size);
+    svg.append("line").attr("class", "diagonal").attr("x1", x(0)).attr("y1", y(0)).attr("x2", x(1)).attr("y2", y(1));
+    svg.append("g").attr("class", "tick").attr("transform", `translate(0,${y(0)})`).call(d3.axisBottom(x).tickValues([0, 0.5, 1]));
+    svg.append("g").attr("class", "tick").attr("transform", `translate(${x(0)},0)`).call(d3.axisLeft(y).tickValues([0, 0.5, 1]));
+    svg.append("text").attr("class", "label").attr("x", x(0.5)).attr("y", y(0) + 27).attr("text-anchor", "middle").text("confidence");
+    svg.append("text").attr("class", "label").attr("x", 12).attr("y", y(0.5)).attr("text-anchor", "middle").attr("transform", `rotate(-90 12 ${y(0.5)})`).text("accuracy");
+    if (bins.length > 1) svg.append("path").attr("class", "series").attr("d", d3.line().x((b) => x(b.confidence)).y((b) => y(b.accuracy))(bins));
+    for (const b of bins) {
+      svg.append("circle").attr("class", "bin").attr("cx", x(b.confidence)).attr("cy", y(b.accuracy)).attr("r", (3 + 6 * Math.sqrt(b.count / most)).toFixed(1))
+        .append("title").text(`${kit.fmt(b.lower, 1)}–${kit.fmt(b.upper, 1)}: ${b.count} forecasts, confidence ${kit.fmt(b.confidence)}, accuracy ${kit.fmt(b.accuracy)}`);
+    }
+    const drawing = svg.node();
     return kit.el(
       "figure",
       { class: "reliability-figure" },

@@ -49,7 +49,9 @@
   function fmt(value, digits = 3) {
     if (value === null || value === undefined) return "—";
     if (typeof value === "number") {
-      return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+      if (Number.isInteger(value)) return String(value);
+      // A number toFixed would show as 0.000 keeps its significant digits (issue 36 item 5).
+      return Math.abs(value) >= 10 ** -digits ? value.toFixed(digits) : String(Number(value.toPrecision(digits)));
     }
     if (Array.isArray(value)) return value.map((v) => fmt(v, digits)).join(", ");
     if (typeof value === "object") return JSON.stringify(value);
@@ -62,8 +64,12 @@
     return shown.length ? shown.map(([k, n]) => `${k} ${n}`).join(", ") : "none";
   }
 
+  // Dollars to the cent, or to 3 significant digits under a dollar: $0.000312, never $0.0003.
   function money(value) {
-    return value === null || value === undefined ? "—" : "$" + Number(value).toFixed(4);
+    if (value === null || value === undefined) return "—";
+    const n = Number(value);
+    const digits = Math.abs(n) >= 1 ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : { maximumSignificantDigits: 3 };
+    return "$" + n.toLocaleString("en-US", digits);
   }
 
   function table(headers, rows) {
@@ -179,11 +185,14 @@
       if (inputs.invalid.checked) next.invalid = "1";
       if (inputs.q.value) next.q = inputs.q.value;
       if (params.group) next.group = params.group; // a leaderboard row's episodes (analysis.js)
+      if (params.cell) next.cell = params.cell; // a cell's episodes (cells.js)
       location.hash = route({ path: ["x", source, experiment], query: next });
     };
-    // The data layer's outcomes (web.data.listing.outcome_values) for the cells' most seats.
-    const most = Math.max(2, ...cells.map((c) => c.lineup.length));
-    const outcomes = [...Array.from({ length: most }, (_, k) => `seat ${k} won`), "draw", "tie", "spy won", "spy lost"];
+    // The outcomes that apply to the cells' games (web.data.applies: no "spy won" in a PD).
+    const byLength = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+    const seatsWon = (o) => o.startsWith("seat ");
+    const offered = [...new Set(cells.flatMap((c) => c.outcomes || []))];
+    const outcomes = [...offered.filter(seatsWon).sort(byLength), ...offered.filter((o) => !seatsWon(o))];
     const form = el(
       "form",
       { class: "filters", on: { submit: (e) => { e.preventDefault(); go(0); } } },
@@ -202,22 +211,18 @@
     show(
       el("h1", {}, experiment),
       ANALYSIS.part(compareKit, source, experiment, params.group),
+      window.StratagemCharts.part(compareKit, source, experiment),
       el("h2", {}, "Cells"),
       report ? reportLinks(report) : null,
-      table(
-        ["Model", "Agent", "Game", "Line-up", "Rounds", "Episodes", "Score per seat", "Cooperation", "Invalid (LLM seats)", "Cost"],
-        cells.map((c) => [
-          c.model, c.agent, c.game, fmt(c.lineup), fmt(c.rounds), fmt(c.episodes),
-          fmt(c.score), fmt(c.cooperation), fmt(c.llm_invalid_rate), money(c.cost_usd),
-        ]),
-      ),
+      window.StratagemCells.part(compareKit, source, experiment, cells, params),
       el("h2", {}, `Episodes (${episodes.total})`),
       params.group ? ANALYSIS.groupNote(compareKit, source, experiment, params.group) : null,
       form,
+      window.StratagemCells.listDownload(compareKit, source, experiment, params),
       table(
         ["Episode", "Game", "Model", "Agent", "Seats", "Status", "Payoffs", "Invalid"],
         episodes.items.map((e) => [
-          el("a", { href: ["e", source, e.id] }, e.id),
+          el("a", { href: LINKS.episodeLink(source, e.id, experiment, params.q) }, e.id),
           e.game, e.model, e.agent, fmt(e.seats), e.status, fmt(e.payoffs), fmt(e.invalid),
         ]),
       ),
@@ -236,24 +241,22 @@
   const SPEEDS = [0.5, 1, 2, 4];
   let replay = null; // {source, id, perspective, episode, step, timer, speed}
 
-  async function episodePage(source, id, query) {
+  async function episodePage(asked, id, query) {
     const perspective = query.get("perspective") || (exported && exported !== "all" ? exported : "all");
-    const episode = await api(
-      `/api/episodes/${encodeURIComponent(source)}/${pathId(id)}`,
-      { perspective },
-    );
+    const { source, episode } = await LINKS.locate(compareKit, asked, id, query, perspective);
     const same = replay && replay.source === source && replay.id === id;
     const last = Math.max(0, episode.steps.length - 1);
     // Watching the end of a running episode follows its new steps as they arrive; one opened
     // while it is played opens at its latest step (a game watched live).
     const following = same ? replay.step >= replay.episode.steps.length - 1 : episode.status === "running";
     const kept = following ? last : same ? replay.step : 0;
-    const step = Math.min(Number(query.get("step") || kept) || 0, last);
+    const wanted = same && !query.has("step") ? -1 : LINKS.askedStep(query, episode.steps); // links.js
+    const step = Math.min(wanted >= 0 ? wanted : kept, last);
     if (replay && !same) stopPlaying();
-    replay = { ...(same ? replay : { timer: null, speed: 1 }), source, id, perspective, episode, step };
+    replay = { ...(same ? replay : { timer: null, speed: 1 }), source, id, perspective, episode, step, query };
     setCrumbs(
       el("a", { href: ["x", source, episode.experiment] }, episode.experiment),
-      el("a", { href: ["e", source, id] }, id),
+      el("a", { href: LINKS.episodeLink(source, id, episode.experiment) }, id),
     );
     drawEpisode();
     const again = new URLSearchParams(query);
@@ -298,7 +301,7 @@
       {
         on: {
           change: (e) => {
-            const query = { perspective: e.target.value, step: String(replay.step) };
+            const query = { ...Object.fromEntries(replay.query), perspective: e.target.value, step: String(replay.step + 1) };
             location.hash = route({ path: ["e", source, id], query });
           },
         },
@@ -353,6 +356,7 @@
         ` · payoffs ${fmt(episode.payoffs)}`,
         " · ",
         el("a", { href: ["compare", source, id], class: "compare-link" }, "compare with…"),
+        [" · ", window.StratagemCells.episodeDownload(compareKit, source, id)],
       ),
       table(
         ["Seat", "Label", "Kind", "Model"],
@@ -379,6 +383,8 @@
         ? [game ? game(here, episode) : "", stepView(here)]
         : [el("p", { class: "muted" }, "This episode has no steps yet.")]),
     );
+    if (replay.query.get("q")) LINKS.mark(replay.box, replay.query.get("q"));
+    if (steps.length) LINKS.followStep(route, replay.source, replay.id, replay.query, step);
   }
 
   function gameView(episode) {
@@ -395,7 +401,7 @@
       el("h3", {}, "Events"),
       step.events.length ? el("ol", { class: "events" }, step.events.map(eventView)) : el("p", { class: "muted" }, "none"),
       el("h3", {}, "Model calls"),
-      step.calls.length ? step.calls.map(callView) : el("p", { class: "muted" }, "none"),
+      step.calls.length ? step.calls.map((c) => CALLS.call(callKit, c)) : el("p", { class: "muted" }, "none"),
     );
   }
 
@@ -406,41 +412,14 @@
         ? "public"
         : event.visible_to.length
           ? `visible to ${event.visible_to.length > 1 ? "seats" : "seat"} ${fmt(event.visible_to)}`
-          : "the record only (no seat)";
+          : event.player != null
+            ? `seat ${event.player}'s own record` // its decision: no other seat sees it
+            : "the record only (no seat)";
     return el(
       "li",
       { class: event.visible_to == null ? "event" : "event hidden" },
       el("div", { class: "head" }, el("b", {}, event.kind), who, ` · #${event.seq} · ${seen}`),
       value(event.data),
-    );
-  }
-
-  function messagesView(messages) {
-    if (!Array.isArray(messages)) return value(messages);
-    return messages.map((m) =>
-      m && typeof m === "object" && "role" in m
-        ? el("div", { class: "message" }, el("div", { class: "role" }, m.role), typeof m.content === "string" ? el("pre", {}, m.content) : value(m.content))
-        : value(m),
-    );
-  }
-
-  function callView(call) {
-    return el(
-      "div",
-      { class: "call" },
-      el(
-        "div",
-        { class: "head" },
-        el("b", {}, `seat ${fmt(call.seat)}`),
-        ` · ${fmt(call.purpose)} · ${fmt(call.model)} · tokens ${fmt(call.tokens)} · ${money(call.cost_usd)}`,
-        ` · ${fmt(call.latency_s, 2)} s` + (call.cached ? " · cached" : ""),
-      ),
-      el("details", {}, el("summary", {}, "request messages"), messagesView(call.messages)),
-      call.reasoning ? el("details", {}, el("summary", {}, "thinking"), el("pre", {}, fmt(call.reasoning))) : null,
-      el("div", { class: "reply" }, el("div", { class: "role" }, "reply"), el("pre", {}, fmt(call.reply))),
-      call.reasks && call.reasks.length
-        ? el("details", { open: true }, el("summary", {}, `re-asks (${call.reasks.length})`), value(call.reasks))
-        : null,
     );
   }
 
@@ -460,7 +439,10 @@
   const COMPARE = window.StratagemCompare;
   const ANALYSIS = window.StratagemAnalysis;
   const PAGES = window.StratagemPages || {};
-  const compareKit = { el, route, api, pathId, fmt, table, show, setCrumbs, exported };
+  const compareKit = { el, route, api, pathId, fmt, money, table, show, setCrumbs, exported };
+  const CALLS = window.StratagemCalls; // the model-call inspector (calls.js)
+  const LINKS = window.StratagemLinks; // links that last (links.js)
+  const callKit = { el, fmt, value, money };
 
   // ---- routing and live refresh --------------------------------------------------------------
   async function render() {

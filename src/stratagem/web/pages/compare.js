@@ -1,6 +1,7 @@
 // stratagem view: two episodes side by side (issue 25 item 6). app.js routes "#/compare/..."
-// here and hands over its helpers (text-only DOM, in-page routes, the API). A static export holds
-// the pairs offered within its episodes, in the perspectives it holds (stratagem.web.export).
+// here and hands over its helpers (text-only DOM, in-page routes, the API). The pairs are asked
+// for one episode (the server finds them by a query on its store); a static export holds those
+// within its episodes, up to a bound it states (stratagem.web.export).
 "use strict";
 
 window.StratagemCompare = (() => {
@@ -15,11 +16,12 @@ window.StratagemCompare = (() => {
 
   // "#/compare/<source>/<episode>": the pairs offered for this episode, and a form for any other.
   async function choose(kit, source, id) {
-    const episode = await kit.api(`/api/episodes/${enc(source)}/${kit.pathId(id)}`, {});
-    const pairs = await kit.api(`/api/pairs/${enc(source)}/${kit.pathId(episode.experiment)}`);
-    const mine = pairs
-      .map((p) => (p.a.source === source && p.a.episode === id ? [p.kind, p.b] : p.b.source === source && p.b.episode === id ? [p.kind, p.a] : null))
-      .filter((x) => x !== null);
+    const offered = await kit.api(`/api/pairs/${enc(source)}/${kit.pathId(id)}`);
+    const mine = offered.pairs.map((p) => [p.kind, p.b]);
+    // An export says how many of the episode's pairs it holds no alignment for.
+    const left = offered.left_out
+      ? kit.el("p", { class: "pairs-left-out muted" }, `This export leaves out ${offered.left_out} more ${offered.left_out === 1 ? "pair" : "pairs"} of this episode (the other episode is not exported, or past its bound of ${offered.bound} pairs an experiment).`)
+      : null;
     const other = kit.el("input", { name: "other", size: 40, placeholder: "<source>/<episode>" });
     const form = kit.el(
       "form",
@@ -50,6 +52,7 @@ window.StratagemCompare = (() => {
             ]),
           )
         : kit.el("p", { class: "muted" }, "No pair offered for this episode."),
+      left,
       form,
     );
     return { sources: [source], refresh: () => choose(kit, source, id) };
@@ -61,6 +64,7 @@ window.StratagemCompare = (() => {
     const perspective = query.get("perspective") || only || "all";
     const got = await kit.api("/api/compare", { a: `${sa}/${a}`, b: `${sb}/${b}`, perspective });
     const first = got.first_difference;
+    const unit = got.by === "round" ? "round" : "step"; // repeated games align by round
     const seats = Math.min(got.a.seats.length, got.b.seats.length);
     const chooser = kit.el(
       "select",
@@ -88,7 +92,7 @@ window.StratagemCompare = (() => {
       const row = kit.el(
         "tr",
         { class: r.index === first ? "first-diff" : r.same ? "same" : "differs" },
-        kit.el("td", {}, String(r.index + 1) + (r.index === first ? " ◆ first difference" : "")),
+        kit.el("td", {}, String(unit === "round" ? r.round_a : r.index + 1) + (r.index === first ? " ◆ first difference" : "")),
         kit.el("td", {}, kit.fmt(r.round_a)),
         kit.el("td", {}, actions(kit, r.a)),
         kit.el("td", {}, kit.fmt(r.round_b)),
@@ -105,12 +109,14 @@ window.StratagemCompare = (() => {
       kit.el(
         "p",
         { class: "first-note" },
-        first === null ? "The actions are the same at every step." : `First difference at step ${first + 1}.`,
+        first === null
+          ? `The actions are the same at every ${unit}.`
+          : `First difference at ${unit} ${unit === "round" ? got.steps[first].round_a : first + 1}.`,
       ),
       kit.el(
         "table",
         { class: "compare" },
-        kit.el("thead", {}, kit.el("tr", {}, ["Step", "Round A", "Actions A", "Round B", "Actions B"].map((h) => kit.el("th", {}, h)))),
+        kit.el("thead", {}, kit.el("tr", {}, [unit === "round" ? "Round" : "Step", "Round A", "Actions A", "Round B", "Actions B"].map((h) => kit.el("th", {}, h)))),
         kit.el("tbody", {}, rows),
       ),
     );

@@ -4,7 +4,9 @@
 // each seat (the seat strings of `stratagem play --seat`), asks for the plan (what the game will
 // call and cost), and starts it; the answer's links, one per human seat, are shown only here.
 // A game with no human seat is watched: the page opens its episode, which follows it as it is
-// played (a pause of "pace" seconds after each step). Every text enters the page as a text node.
+// played (a pause of "pace" seconds after each step). A game being played can be abandoned here
+// (a seat's page closed for good would hold the launcher until its idle time): its episode is
+// left unfinished, and another can start. Every text enters the page as a text node.
 "use strict";
 
 window.StratagemPages = window.StratagemPages || {};
@@ -33,7 +35,7 @@ window.StratagemPages.launch = (() => {
 
   function ending(last) {
     if (last.running) return "Playing…";
-    if (last.end && last.end.scores) return `Game over: ${last.end.scores}`;
+    if (last.result) return `Game over. ${last.result}`;
     return (last.end && last.end.error) || "The game ended.";
   }
 
@@ -131,6 +133,7 @@ window.StratagemPages.launch = (() => {
       } catch (error) {
         problem.textContent = error.message;
         start.disabled = false;
+        await offerAbandon();
         return;
       }
       shown = got.episode.id;
@@ -145,11 +148,23 @@ window.StratagemPages.launch = (() => {
           : [kit.el("p", {}, "Each human seat has its own link; open yours, and send each other person theirs:"),
              kit.el("ul", { id: "launch-links" }, links)]),
         episodeLink(got),
-        kit.el("p", { id: "launch-status" }, ending(got)),
+        statusLine(got),
       );
       changed();
       // Watched: its episode page, which follows the game as it is played.
       if (watched && got.episode.source !== null) location.hash = kit.route(["e", got.episode.source, got.episode.id]);
+    }
+
+    // A start refused because a game is being played: that game, with its button, in view.
+    async function offerAbandon() {
+      const now = await kit.api("/api/play").catch(() => ({}));
+      if (!now.last || !now.last.running || document.getElementById("launch-abandon")) return;
+      shown = now.last.episode.id;
+      started.replaceChildren(
+        kit.el("h2", {}, `Being played: ${now.last.game}, seed ${now.last.seed}`),
+        episodeLink(now.last),
+        statusLine(now.last),
+      );
     }
 
     function episodeLink(last) {
@@ -157,12 +172,39 @@ window.StratagemPages.launch = (() => {
       return kit.el("p", {}, kit.el("a", { href: ["e", last.episode.source, last.episode.id], id: "launch-episode" }, "the episode in the viewer"));
     }
 
+    // The game's state, and while it is played a button to abandon it.
+    function statusLine(last) {
+      const line = kit.el("p", { id: "launch-state" }, kit.el("span", { id: "launch-status" }, ending(last)));
+      if (last.running) {
+        const button = kit.el("button", { type: "button", id: "launch-abandon" }, "Abandon this game");
+        button.addEventListener("click", () => abandon(last.episode.id, button));
+        line.append(" ", button);
+      }
+      return line;
+    }
+
+    function showStatus(last) {
+      const state = document.getElementById("launch-state");
+      if (state && last.episode.id === shown) state.replaceWith(statusLine(last));
+    }
+
+    async function abandon(id, button) {
+      button.disabled = true;
+      try {
+        showStatus(await post("/api/play/abandon", { episode: id }));
+        problem.textContent = "";
+      } catch (error) {
+        problem.textContent = error.message;
+        button.disabled = false;
+      }
+    }
+
     async function poll() {
       if (shown === null) return;
       try {
         const now = await kit.api("/api/play");
         const status = document.getElementById("launch-status");
-        if (now.last && now.last.episode.id === shown && status) status.textContent = ending(now.last);
+        if (now.last && status && status.textContent !== ending(now.last)) showStatus(now.last);
       } catch (error) {
         // The server stopped: keep the page.
       }
@@ -195,7 +237,7 @@ window.StratagemPages.launch = (() => {
       started.append(
         kit.el("h2", {}, `The last game: ${info.last.game}, seed ${info.last.seed}`),
         episodeLink(info.last),
-        kit.el("p", { id: "launch-status" }, ending(info.last)),
+        statusLine(info.last),
       );
     }
     kit.show(...nodes);

@@ -107,11 +107,20 @@
     say("Your move.", "your-move");
   }
 
+  // The end: the result in this seat's words, and where to replay the game (a link where the
+  // server is the viewer too, else the command that opens it).
   function drawEnd(end) {
     movePane.replaceChildren();
     controls = null;
     if (end.error) say(end.error, "error end");
-    else say(`Game over: ${end.scores}`, "end");
+    else say(`Game over. ${end.result}`, "end");
+    if (end.replay) {
+      const link = el("a", { id: "replay" }, "Replay the game in the viewer");
+      link.setAttribute("href", end.replay);
+      movePane.append(el("p", {}, link));
+    } else if (end.command) {
+      movePane.append(el("p", { id: "replay" }, "Replay the game: ", el("code", {}, end.command)));
+    }
   }
 
   async function poll() {

@@ -52,6 +52,7 @@ window.StratagemSource = (() => {
       const folder = `data/x/${parts[1]}/${parts[2]}`;
       if (parts[3] === "cells") return dataFile(folder + "/cells.js");
       if (parts[3] === "analysis") return dataFile(folder + "/analysis.js");
+      if (parts[3] === "charts") return dataFile(folder + "/charts.js");
       if (parts[3] === "episodes") return exportedPage(folder, params);
     }
     if (parts[0] === "episodes" && parts.length === 3) {
@@ -62,7 +63,7 @@ window.StratagemSource = (() => {
       const name = seen === "all" ? "all" : seen.replace(":", "-");
       return dataFile(`data/e/${parts[1]}/${parts[2]}/${name}.js`);
     }
-    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/x/${parts[1]}/${parts[2]}/pairs.js`);
+    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/p/${parts[1]}/${parts[2]}.js`);
     if (parts[0] === "compare" && parts.length === 1) return exportedComparison(params);
     if (parts[0] === "diffs" && parts.length === 1) return dataFile("data/diffs.js"); // export only
     if (parts[0] === "diff" && parts.length === 1) return dataFile(`data/d/${twoRefs(params)}.js`);

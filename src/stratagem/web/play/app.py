@@ -32,6 +32,7 @@ PAGES = {
     "/play-forms.js": ("play-forms.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     "/play.css": ("play.css", "text/css; charset=utf-8"),
+    "/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 """The only files served: URL path -> packaged file under web/pages/."""
 MAX_BODY = 4 * MAX_LINE_CHARS + 1_000

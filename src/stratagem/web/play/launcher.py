@@ -23,6 +23,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from stratagem.agents.registry import ARCHITECTURES
 from stratagem.errors import StratagemError
@@ -37,6 +38,7 @@ from stratagem.strategies.registry import strategy_names
 from stratagem.web.play import DEFAULT_PACE, IDLE_SECONDS, MAX_PACE
 from stratagem.web.play.seat import WebSeat
 from stratagem.web.play.session import PlaySession
+from stratagem.web.play.verdict import verdict
 
 FREE_PROVIDERS = frozenset({"scripted", "local"})
 """Models that cost nothing: a game with any other needs `"confirm": true`."""
@@ -76,6 +78,7 @@ class Started:
     tokens: list[str] = field(default_factory=list)
     opened: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the episode is stored (or the game ended before)."""
+    abandoned: bool = False
 
     async def step(self, episode_id: str, n: int) -> None:
         """The game's step watch: the episode is stored, then the pause of its pace."""
@@ -93,6 +96,7 @@ class Started:
             "episode": {"source": source, "id": self.episode},
             "running": self.end is None,
             "end": self.end,
+            "result": _result(self.end),
         }
 
 
@@ -180,7 +184,7 @@ class Launcher:
         if current is not None:
             return (
                 f"a game ({current.prepared.game}, seed {current.prepared.seed}) is being played "
-                f"in {self.out}; wait for it to end, then start another"
+                f"in {self.out}; wait for it to end, or abandon it, then start another"
             )
         if writer_active(self.out):
             return (
@@ -215,12 +219,31 @@ class Launcher:
             with suppress(TimeoutError):
                 await asyncio.wait_for(self.games[-1].opened.wait(), OPEN_SECONDS)
 
+    async def abandon(self, episode: str) -> dict[str, Any]:
+        """Stop the game being played (its seat's page closed, say): the episode is left
+        unfinished with the steps stored, as an interrupted run leaves it, and OUT is free."""
+        current = self.current
+        if current is None or current.episode != episode or current.task is None:
+            raise StratagemError(f"episode {episode} is not being played; nothing to abandon")
+        current.abandoned = True
+        current.task.cancel()
+        await asyncio.gather(current.task, return_exceptions=True)
+        return current.state(self.source)
+
     async def _play(self, started: Started) -> None:
         runner = started.prepared.runner
         step_watch.set(started.step)  # this task's context: the runner's tasks inherit it
         try:
             await runner.run()
             end = playing.ending(runner, self.out)
+            if self.source is not None and "payoffs" in end:
+                end["replay"] = (
+                    f"./#/e/{quote(self.source, safe='')}/{quote(started.episode, safe='')}"
+                )
+        except asyncio.CancelledError:
+            if not started.abandoned:
+                raise
+            end = {"error": "the game was abandoned: it is left unfinished, its steps stored"}
         except StratagemError as exc:  # OUT taken by another writer after all
             end = {"error": f"the game did not finish: {exc}"}
         except Exception as exc:
@@ -229,6 +252,11 @@ class Launcher:
         started.end = end
         started.opened.set()
         started.prepared.session.finish(end)
+
+
+def _result(end: dict[str, Any] | None) -> str | None:
+    """The ended game's result, as one who sat in no seat reads it."""
+    return verdict(end["payoffs"]) if end is not None and "payoffs" in end else None
 
 
 def _text(body: Mapping[str, Any], name: str, default: str | None = None) -> str:

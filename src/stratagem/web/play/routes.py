@@ -2,10 +2,11 @@
 
 `GET /api/play` says what can be played and how the last game went; `POST /api/play/plan` checks
 a game and answers its plan (nothing starts); `POST /api/play` starts it and answers, once its
-episode is stored, each human seat's link. A POST body is read up to `MAX_BODY` and must be
-`application/json`, which a page of another site cannot send without a preflight this server
-never answers. Bad input is 400 with the one line `stratagem play` prints; a game while another
-is played is 409.
+episode is stored, each human seat's link; `POST /api/play/abandon` with `{"episode": ID}` stops
+the game being played (a seat's page closed for good), leaving its episode unfinished. A POST
+body is read up to `MAX_BODY` and must be `application/json`, which a page of another site
+cannot send without a preflight this server never answers. Bad input is 400 with the one line
+`stratagem play` prints; a game while another is played is 409.
 """
 
 from __future__ import annotations
@@ -71,8 +72,20 @@ def play_routes(launcher: Launcher, data: DataThread, token: str | None) -> list
         await launcher.opening()  # the page may open the episode at once
         return json_response(answer)
 
+    async def abandon(request: Request) -> Response:
+        try:
+            episode = (await _body(request)).get("episode")
+            if not isinstance(episode, str):
+                raise Refused('a game is abandoned as {"episode": ID}', 400)
+            return json_response(await launcher.abandon(episode))
+        except Refused as exc:
+            return error(str(exc), exc.status)
+        except StratagemError as exc:
+            return error(str(exc), 409)
+
     return [
         Route("/api/play", choices, methods=["GET"]),
+        Route("/api/play/abandon", abandon, methods=["POST"]),
         Route("/api/play", start, methods=["POST"]),
         Route("/api/play/plan", plan, methods=["POST"]),
     ]

@@ -22,6 +22,7 @@ from typing import Any
 from stratagem.agents.human import MAX_LINE_CHARS
 from stratagem.games.base import Game, Observation
 from stratagem.web.play.forms import Form, move_form
+from stratagem.web.play.verdict import verdict
 
 MAX_MESSAGES = 5_000
 """Lines a seat keeps for its page."""
@@ -67,7 +68,8 @@ class WebSeat:
         self.turn = 0
         self.asks = 0
         self.end: dict[str, Any] | None = None
-        """Set when the game is over: {"payoffs": [...]} or {"error": "..."}."""
+        """Set when the game is over: {"payoffs": [...], "result": "You won ...", "replay": ...}
+        or {"error": "..."}."""
         self.version = 0
         self._changed = asyncio.Event()
         self.polling = 0
@@ -126,6 +128,10 @@ class WebSeat:
         self.move.answer.set_result(line)
 
     def finish(self, end: dict[str, Any]) -> None:
+        """The game is over: `end` as `experiments.play.ending` says it, with the result in
+        this seat's words when it has payoffs."""
+        if end.get("payoffs") is not None:
+            end = {**end, "result": verdict(end["payoffs"], self.index)}
         self.end = end
         self._change()
 
