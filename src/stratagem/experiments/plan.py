@@ -40,6 +40,7 @@ from stratagem.games.spaces import (
     Shares,
 )
 from stratagem.llm.pricing import Prices
+from stratagem.llm.providers.local import calls_at_once
 
 DEFAULT_TOKENS_PER_CALL = 600
 """A decision prompt with a short history and its reply, before this directory has paid calls."""
@@ -172,7 +173,7 @@ def estimate(
                 m.name,
                 calls_of[m.name] * scale,
                 known[m.name].seconds,
-                pools[m.name].at_once() if m.name in pools else float(m.max_concurrency),
+                pools[m.name].at_once() if m.name in pools else _calls_at_once(m),
                 _quota_s(m, calls_of[m.name] * scale, tokens_of[m.name] * scale),
                 known[m.name].source(),
             )
@@ -194,6 +195,13 @@ def estimate(
         tuple(loads),
         tuple(lacking) if len(lacking) < len(latency) else (),
     )
+
+
+def _calls_at_once(entry: ModelEntry) -> float:
+    """Its `max_concurrency`; a local model's calls beyond its `batch` wait for the model."""
+    if entry.model.startswith("local/"):
+        return float(min(entry.max_concurrency, calls_at_once(entry.params)))
+    return float(entry.max_concurrency)
 
 
 def _latency(entry: ModelEntry, measured: Mapping[str, Latency]) -> Latency | None:

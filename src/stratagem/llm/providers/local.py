@@ -24,10 +24,13 @@ its new tokens even when several conversations interleave. `LocalProvider.stats`
 tokens submitted and actually evaluated; `params={"kv_reuse": False}` resets the cache before
 every call, for comparison.
 
-Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `kv_reuse` (True), `kv_slots`
-(16 saved states), `seed` (0, the base seed when a
-request has none), `temperature` (0.8 when a request has none), `max_tokens` (256 when a request
-has none), `top_k` (40), `top_p` (0.95), `min_p` (0.05), `repeat_penalty` (1.0).
+With `params.batch` above 1, calls are instead decoded together by a `local_batch.BatchEngine`
+of that many llama.cpp sequences (continuous batching), each as it would be alone.
+
+Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `batch` (1), `kv_reuse` (True),
+`kv_slots` (16 saved states), `seed` (0, the base seed when a request has none), `temperature`
+(0.8 when a request has none), `max_tokens` (256 when a request has none), `top_k` (40), `top_p`
+(0.95), `min_p` (0.05), `repeat_penalty` (1.0).
 """
 
 from __future__ import annotations
@@ -42,13 +45,15 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stratagem.llm.errors import PermanentError
 from stratagem.llm.providers._common import check_params
-from stratagem.llm.providers.local_decoding import Sampling, generate
+from stratagem.llm.providers.local_batch import BatchEngine
+from stratagem.llm.providers.local_decoding import Generation, Sampling, generate
 from stratagem.llm.providers.local_files import EMBEDDED_MODEL, gguf_file
 from stratagem.llm.providers.local_files import check as check  # `registry.check_model`'s hook
 from stratagem.llm.providers.local_files import embedded_model_path as embedded_model_path
@@ -61,14 +66,16 @@ if TYPE_CHECKING:
     from stratagem.llm.registry import ModelConfig
 
 PARAMS = (
-    "n_ctx", "n_threads", "kv_reuse", "kv_slots", "seed", "temperature", "max_tokens", "top_k",
-    "top_p", "min_p", "repeat_penalty",
+    "n_ctx", "n_threads", "batch", "kv_reuse", "kv_slots", "seed", "temperature", "max_tokens",
+    "top_k", "top_p", "min_p", "repeat_penalty",
 )  # fmt: skip
 """The params `create` takes (`ModelConfig.params`)."""
 
 DEFAULT_N_CTX = 4096
 DEFAULT_N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
+DEFAULT_BATCH = 1
+"""Sequences decoded together (`local_batch`); 1 decodes one call at a time (`generate`)."""
 DEFAULT_KV_SLOTS = 16
 """Saved KV states kept per loaded model (local_slots): about 10 MB each for a 600-token prompt."""
 DEFAULT_TEMPERATURE = 0.8
@@ -266,6 +273,19 @@ class _Loaded:
     llm: Llama
     lock: threading.Lock
     slots: KVSlots
+    engines: dict[int, BatchEngine] = field(default_factory=dict)
+    """The batch engines over this model, by their number of sequences."""
+
+    def engine(self, n_seq: int, n_ctx: int) -> BatchEngine:
+        with self.lock:
+            engine = self.engines.get(n_seq)
+            if engine is None:
+                with _quiet_stderr():  # llama.cpp's notice of a full-size SWA cache
+                    engine = BatchEngine(
+                        self.llm, n_seq=n_seq, n_ctx=n_ctx, kv_slots=DEFAULT_KV_SLOTS
+                    )
+                self.engines[n_seq] = engine
+            return engine
 
 
 _LOADED: dict[tuple[str, int, int], _Loaded] = {}
@@ -319,6 +339,8 @@ def unload_all() -> None:
         _LOADED.clear()
     for loaded in models:
         with loaded.lock:
+            for engine in loaded.engines.values():
+                engine.close()
             loaded.llm.close()
 
 
@@ -356,6 +378,7 @@ class LocalProvider:
         path: str | None = None,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int = DEFAULT_N_THREADS,
+        batch: int = DEFAULT_BATCH,
         kv_reuse: bool = True,
         kv_slots: int = DEFAULT_KV_SLOTS,
         seed: int = 0,
@@ -371,6 +394,9 @@ class LocalProvider:
         self.path = gguf_file(model, path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        if batch < 1:
+            raise PermanentError(f"{model}: params.batch must be 1 or more, not {batch}")
+        self.batch = batch
         self.kv_reuse = kv_reuse
         self.kv_slots = kv_slots
         self.seed = seed
@@ -386,10 +412,47 @@ class LocalProvider:
         return _load(self.path, self.n_ctx, self.n_threads)
 
     async def complete(self, request: Request, sample: int) -> Response:
+        if self.batch > 1:
+            return self._response(
+                request, *await asyncio.wrap_future(self._submit(request, sample))
+            )
         return await asyncio.to_thread(self.complete_sync, request, sample)
 
     def complete_sync(self, request: Request, sample: int) -> Response:
-        """The blocking generation; `complete` runs it in a worker thread."""
+        """The blocking generation; `complete` runs it in a worker thread (or, with `batch`,
+        awaits the batch engine's answer)."""
+        if self.batch > 1:
+            return self._response(request, *self._submit(request, sample).result())
+        tokens, decoding = self._prepare(request, sample)
+        loaded = self._loaded()
+        with loaded.lock:
+            started = time.perf_counter()
+            llm = loaded.llm
+            if not self.kv_reuse:
+                llm.reset()  # type: ignore[no-untyped-call]
+                loaded.slots.clear()
+            loaded.slots.capacity = self.kv_slots
+            try:
+                out = generate(
+                    llm, tokens, slots=loaded.slots if self.kv_reuse else None, **decoding
+                )
+            except ValueError as exc:  # a grammar llama.cpp rejects, or one that allows nothing
+                raise PermanentError(f"{self.model}: {exc}") from None
+            latency = time.perf_counter() - started
+        return self._response(request, out, latency)
+
+    def _submit(self, request: Request, sample: int) -> Future[tuple[Generation, float]]:
+        """Queue the call on the batch engine of `batch` sequences (`local_batch`)."""
+        tokens, decoding = self._prepare(request, sample)
+        engine = self._loaded().engine(self.batch, self.n_ctx)
+        engine.slots.capacity = self.kv_slots
+        try:
+            return engine.submit(tokens, kv_reuse=self.kv_reuse, **decoding)
+        except ValueError as exc:  # a grammar llama.cpp rejects
+            raise PermanentError(f"{self.model}: {exc}") from None
+
+    def _prepare(self, request: Request, sample: int) -> tuple[list[int], dict[str, Any]]:
+        """The prompt's tokens and the decoding arguments of `local_decoding`."""
         prompt = render_prompt(request.messages, request.tools)
         try:
             grammar = build_grammar(request)
@@ -407,35 +470,22 @@ class LocalProvider:
             seed=(base_seed + sample) % _SEED_MODULUS,
         )
         max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
+        llm = self._loaded().llm
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        if len(tokens) >= self.n_ctx:
+            raise PermanentError(
+                f"{self.model}: the prompt has {len(tokens)} tokens, more than the context "
+                f"window of {self.n_ctx} (raise params.n_ctx)"
+            )
+        return tokens, {
+            "max_tokens": min(max_tokens, self.n_ctx - len(tokens)),
+            "sampling": sampling,
+            "grammar": grammar,
+            "done": reply_complete(request),
+            "stop": [] if grammar is not None else [*_STOP, *request.stop],
+        }
 
-        loaded = self._loaded()
-        with loaded.lock:
-            started = time.perf_counter()
-            llm = loaded.llm
-            if not self.kv_reuse:
-                llm.reset()  # type: ignore[no-untyped-call]
-                loaded.slots.clear()
-            loaded.slots.capacity = self.kv_slots
-            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-            if len(tokens) >= self.n_ctx:
-                raise PermanentError(
-                    f"{self.model}: the prompt has {len(tokens)} tokens, more than the context "
-                    f"window of {self.n_ctx} (raise params.n_ctx)"
-                )
-            try:
-                out = generate(
-                    llm,
-                    tokens,
-                    max_tokens=min(max_tokens, self.n_ctx - len(tokens)),
-                    sampling=sampling,
-                    grammar=grammar,
-                    done=reply_complete(request),
-                    stop=[] if grammar is not None else [*_STOP, *request.stop],
-                    slots=loaded.slots if self.kv_reuse else None,
-                )
-            except ValueError as exc:  # a grammar llama.cpp rejects, or one that allows nothing
-                raise PermanentError(f"{self.model}: {exc}") from None
-            latency = time.perf_counter() - started
+    def _response(self, request: Request, out: Generation, latency: float) -> Response:
         usage = Usage(out.prompt_tokens, len(out.tokens))
         self._count(usage, out.evaluated)
         text, calls = parse_reply(out.text, request)
@@ -460,6 +510,11 @@ class LocalProvider:
 
     async def aclose(self) -> None:
         """Nothing to release: the loaded model stays cached for the next provider."""
+
+
+def calls_at_once(params: dict[str, Any]) -> int:
+    """Calls a local model decodes at once: its `batch` (the plan's wall-time estimate)."""
+    return int(params.get("batch", DEFAULT_BATCH))
 
 
 def create(config: ModelConfig) -> LocalProvider:

@@ -99,6 +99,101 @@ class GrammarChecker:
             self._ptr = None
 
 
+class Decoder:
+    """One reply being decoded, fed one logits vector at a time: sampling, grammar window, forced
+    text, early completion and stop texts. Both the one-call loop (`generate`) and the batch of
+    several calls (`local_batch`) drive it, so a reply is decoded the same way in both.
+
+    After each `feed`, `pending` holds the tokens to evaluate before the next one (the sampled
+    token and any forced text), and `finish` is set once the reply is over.
+    """
+
+    def __init__(
+        self,
+        llm: Llama,
+        prompt: Sequence[int],
+        *,
+        max_tokens: int,
+        sampling: Sampling,
+        grammar: str | None = None,
+        done: Callable[[str], bool] | None = None,
+        stop: Sequence[str] = (),
+    ) -> None:
+        import llama_cpp
+
+        self._llm = llm
+        self._prompt = list(prompt)
+        self._max_tokens = max_tokens
+        self._sampling = sampling
+        self._done = done
+        self._stop = stop
+        self._vocab = llm._model.vocab
+        self._eos = llama_cpp.llama_vocab_eos(self._vocab)
+        self._rng = np.random.default_rng(sampling.seed)
+        self._checker = GrammarChecker(llm, grammar) if grammar is not None else None
+        self._probe = _ascii_tokens(llm) if grammar is not None and grammar.isascii() else None
+        self.tokens: list[int] = []
+        self.pending: list[int] = []
+        self.text = ""
+        self.finish: str | None = None if max_tokens > 0 else "length"
+        """stop (end of text, complete reply or stop string) or length (max_tokens)."""
+
+    def feed(self, logits: np.ndarray[Any, Any]) -> None:
+        """Sample the next token from `logits` (which this may change) and what follows it."""
+        import llama_cpp
+
+        llm, checker = self._llm, self._checker
+        self.pending = []
+        recent = (self._prompt + self.tokens)[-PENALTY_LAST_N:]
+        token = _sample(logits, recent, self._sampling, checker, self._rng)
+        if llama_cpp.llama_vocab_is_eog(self._vocab, token):
+            self.finish = "stop"
+            return
+        self.tokens.append(token)
+        self.pending.append(token)
+        if checker is not None:
+            checker.accept(token)
+        self.text = llm.detokenize(self.tokens).decode("utf-8", errors="ignore")
+        cut = _first_stop(self.text, self._stop)
+        if cut is not None:
+            self.text, self.finish = self.text[:cut], "stop"
+            return
+        if self._finished():
+            self.finish = "stop"
+            return
+        if self._probe is not None and checker is not None:
+            forced = _forced_text(checker, self._probe, self._eos)
+            if forced:
+                more = llm.tokenize(forced.encode("utf-8"), add_bos=False, special=False)
+                more = more[: self._max_tokens - len(self.tokens)]
+                self.tokens += more
+                self.pending += more
+                self.text = llm.detokenize(self.tokens).decode("utf-8", errors="ignore")
+                if self._finished():
+                    self.finish = "stop"
+                    return
+        if len(self.tokens) >= self._max_tokens:
+            self.finish = "length"
+
+    def _finished(self) -> bool:
+        checker = self._checker
+        return (
+            self._done is not None
+            and checker is not None
+            and self._done(self.text)
+            and bool(checker.allowed(np.array([self._eos]))[0])
+        )
+
+    def result(self, evaluated: int) -> Generation:
+        return Generation(
+            self.tokens, self.text, len(self._prompt), evaluated, self.finish or "length"
+        )
+
+    def close(self) -> None:
+        if self._checker is not None:
+            self._checker.close()
+
+
 def generate(
     llm: Llama,
     prompt: Sequence[int],
@@ -110,7 +205,7 @@ def generate(
     stop: Sequence[str] = (),
     slots: KVSlots | None = None,
 ) -> Generation:
-    """Continue `prompt` (token ids) with at most `max_tokens` tokens.
+    """Continue `prompt` (token ids) with at most `max_tokens` tokens, one call alone.
 
     `done(text)` says that a constrained reply is complete; it ends the reply only where the
     grammar also accepts the end of text. `stop` strings end an unconstrained reply and are cut.
@@ -118,66 +213,21 @@ def generate(
     without sampling (`_forced_text`) and evaluated in one batch with the token before it.
     With `slots`, the prompt may start from a saved KV state, and the final state is saved.
     """
-    import llama_cpp
-
     evaluated = _eval_prompt(llm, prompt, slots)
-    vocab = llm._model.vocab
-    eos = llama_cpp.llama_vocab_eos(vocab)
-    rng = np.random.default_rng(sampling.seed)
-    checker = GrammarChecker(llm, grammar) if grammar is not None else None
-    probe = _ascii_tokens(llm) if grammar is not None and grammar.isascii() else None
-    tokens: list[int] = []
-    pending: list[int] = []
-    """Tokens of the reply not yet evaluated."""
-    text = ""
-    finish = "length"
-
-    def finished() -> bool:
-        return (
-            done is not None
-            and checker is not None
-            and done(text)
-            and bool(checker.allowed(np.array([eos]))[0])
-        )
-
+    decoder = Decoder(
+        llm, prompt, max_tokens=max_tokens, sampling=sampling, grammar=grammar, done=done,
+        stop=stop,
+    )  # fmt: skip
     try:
-        while len(tokens) < max_tokens:
-            if pending:
-                llm.eval(pending)
-                pending = []
-            token = _sample(llm, _logits(llm), sampling, checker, rng)
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                finish = "stop"
-                break
-            tokens.append(token)
-            pending.append(token)
-            if checker is not None:
-                checker.accept(token)
-            text = llm.detokenize(tokens).decode("utf-8", errors="ignore")
-            cut = _first_stop(text, stop)
-            if cut is not None:
-                text, finish = text[:cut], "stop"
-                break
-            if finished():
-                finish = "stop"
-                break
-            if probe is not None and checker is not None:
-                forced = _forced_text(checker, probe, eos)
-                if forced:
-                    more = llm.tokenize(forced.encode("utf-8"), add_bos=False, special=False)
-                    more = more[: max_tokens - len(tokens)]
-                    tokens += more
-                    pending += more
-                    text = llm.detokenize(tokens).decode("utf-8", errors="ignore")
-                    if finished():
-                        finish = "stop"
-                        break
+        while decoder.finish is None:
+            if decoder.pending:
+                llm.eval(decoder.pending)
+            decoder.feed(_logits(llm))
     finally:
-        if checker is not None:
-            checker.close()
+        decoder.close()
     if slots is not None:
         slots.save(llm)
-    return Generation(tokens, text, len(prompt), evaluated, finish)
+    return decoder.result(evaluated)
 
 
 @dataclass(frozen=True)
@@ -250,15 +300,14 @@ def _logits(llm: Llama) -> np.ndarray[Any, Any]:
 
 
 def _sample(
-    llm: Llama,
     logits: np.ndarray[Any, Any],
+    recent: Sequence[int],
     sampling: Sampling,
     checker: GrammarChecker | None,
     rng: np.random.Generator,
 ) -> int:
     if sampling.repeat_penalty != 1.0:
-        _penalise(logits, llm.input_ids[max(0, llm.n_tokens - PENALTY_LAST_N) : llm.n_tokens],
-                  sampling.repeat_penalty)  # fmt: skip
+        _penalise(logits, np.asarray(recent, dtype=np.int64), sampling.repeat_penalty)
     greedy = sampling.temperature <= 0
     if checker is None:
         if greedy:

@@ -32,7 +32,7 @@ def common_prefix(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> int:
 
 
 class KVSlots:
-    """Up to `capacity` saved states of sequence 0, least recently used evicted first."""
+    """Up to `capacity` saved sequence states, least recently used evicted first."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -45,41 +45,57 @@ class KVSlots:
         return len(self._slots)
 
     def restore_best(self, llm: Llama, prompt: np.ndarray[Any, Any], live: int) -> None:
-        """Load the saved state sharing the longest prefix with `prompt`, if it beats `live`."""
+        """Load the saved state sharing the longest prefix with `prompt` into the one-call
+        context (sequence 0), if it beats the `live` cache."""
+        tokens = self.restore(llm._ctx.ctx, 0, prompt, live)
+        if tokens is None:
+            return
+        if not len(tokens):
+            llm.reset()  # type: ignore[no-untyped-call]
+            return
+        llm.input_ids[: len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+
+    def restore(
+        self, ctx: Any, seq: int, prompt: np.ndarray[Any, Any], live: int
+    ) -> np.ndarray[Any, Any] | None:
+        """Load the saved state sharing the longest prefix with `prompt` into sequence `seq` of
+        the llama.cpp context `ctx`, if it beats the `live` tokens `seq` holds: the tokens it
+        now holds, None if nothing was restored, empty if restoring failed (`seq` is cleared)."""
         best_key, best_len = None, live + MIN_GAIN - 1
         for key, (tokens, _) in self._slots.items():
             shared = common_prefix(tokens, prompt)
             if shared > best_len:
                 best_key, best_len = key, shared
         if best_key is None:
-            return
+            return None
         import llama_cpp
 
         tokens, data = self._slots[best_key]
         self._slots.move_to_end(best_key)
-        ctx = llm._ctx.ctx
-        llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(ctx), 0, -1, -1)
-        if llama_cpp.llama_state_seq_set_data(ctx, data, len(data), 0) == 0:
-            llm.reset()  # type: ignore[no-untyped-call]
-            return
-        llm.input_ids[: len(tokens)] = tokens
-        llm.n_tokens = len(tokens)
+        llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(ctx), seq, -1, -1)
+        if llama_cpp.llama_state_seq_set_data(ctx, data, len(data), seq) == 0:
+            return tokens[:0]
         self.restored += 1
+        return tokens
 
     def save(self, llm: Llama) -> None:
-        """Keep the live state; it replaces a saved one it extends (the same conversation)."""
-        if self.capacity <= 0 or llm.n_tokens == 0:
+        """Keep the one-call context's live state."""
+        self.save_seq(llm._ctx.ctx, 0, np.array(llm.input_ids[: llm.n_tokens], dtype=np.int32))
+
+    def save_seq(self, ctx: Any, seq: int, tokens: np.ndarray[Any, Any]) -> None:
+        """Keep the state of sequence `seq`, which holds `tokens`; it replaces a saved one it
+        extends (the same conversation)."""
+        if self.capacity <= 0 or not len(tokens):
             return
         import llama_cpp
 
-        tokens = np.array(llm.input_ids[: llm.n_tokens], dtype=np.int32)
         for key, (saved, _) in list(self._slots.items()):
             if len(saved) <= len(tokens) and common_prefix(saved, tokens) == len(saved):
                 del self._slots[key]
-        ctx = llm._ctx.ctx
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        size = llama_cpp.llama_state_seq_get_size(ctx, seq)
         data = (ctypes.c_uint8 * size)()
-        if llama_cpp.llama_state_seq_get_data(ctx, data, size, 0) == 0:
+        if llama_cpp.llama_state_seq_get_data(ctx, data, size, seq) == 0:
             return
         self._slots[self._next] = (tokens, data)
         self._next += 1
