@@ -15,7 +15,8 @@ Each experiment's analysis (`Sources.analysis`: leaderboards, calibration, noise
 written beside its cells, and every leaderboard row's group is indexed as a filter, so a row
 opens its episodes from file:// too; a seat's export writes none (it sums up every seat's view).
 The numbers of its charts (`Sources.charts`: cells' means, rounds, variant pairs) are written
-there too, in every export: they are the cells table's numbers, drawn.
+there too, in every export: they are the cells table's numbers, drawn; the studies' charts
+(MAgIC's ratings, ToM's belief accuracy) sum up every seat's view, so a seat's export has none.
 
 Compare and diff (issue 25 item 6) open too. For each exported episode the pairs the live server
 offers (`Sources.pairs`) whose two episodes are both exported are written, and for each pair the
@@ -297,7 +298,10 @@ def _experiment(
     # The analysis sums up what every seat saw (beliefs, outcomes): never in a seat's export.
     analysis = NO_ANALYSIS if seat is not None else sources.analysis(source, experiment)
     writer.data(f"{folder}/analysis.js", analysis)
-    writer.data(f"{folder}/charts.js", sources.charts(source, experiment))
+    charts = sources.charts(source, experiment)
+    if seat is not None:  # the studies' charts sum up what every seat saw, as the analysis
+        charts = {**charts, "ratings": None, "belief": None}
+    writer.data(f"{folder}/charts.js", charts)
     items = list(_all_items(sources, source, experiment))
     if max_per_cell is not None:
         cell_of = sources.cell_of_episodes(source, experiment)

@@ -10,7 +10,9 @@ draws them and its tables show exactly what was drawn.
   everything else (the design's default comparison, `experiments.comparisons`), the paired
   difference variant - default per metric as the diff computes it (`diff.cell_comparisons`:
   paired by seed and repetition, clustered by seed where a seed holds several pairs), each
-  metric's p-values Holm-adjusted across its pairs (`analysis.multiple`).
+  metric's p-values Holm-adjusted across its pairs (`analysis.multiple`);
+- **ratings** and **belief**: MAgIC's Bradley-Terry ratings and ToM's belief accuracy, as
+  their reports compute them (`study_charts`); None where the experiment has no such games.
 
 A mean's interval is `analysis.comparisons.cluster_t` over the episodes' values (the t interval
 of a mean, mean ± t(G-1) · SE, with the CR1 standard error over seeds when several episodes of
@@ -34,6 +36,7 @@ from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import get_entry
 from stratagem.web.data.diff import LEVEL, CellEpisodes, cell_comparisons
+from stratagem.web.data.study_charts import study_charts
 
 CELL_METRICS = ("score seat 0", "cooperation", "invalid rate")
 """The per-episode metrics drawn by cell and compared for variants (`diff.episode_metrics`)."""
@@ -61,6 +64,7 @@ def experiment_charts(
         "round_metrics": list(ROUND_METRICS),
         "cells": [_cell(k, metrics[k], rounds.get(k, {})) for k in keys],
         "variants": _variants(metrics, keys, declared),
+        **study_charts(store, experiment, (k[2] for k in keys)),
     }
 
 

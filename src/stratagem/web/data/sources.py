@@ -85,6 +85,7 @@ class Sources:
         self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
         self._cells: dict[tuple[str, str], tuple[str, _Read]] = {}
         self._analyses: dict[tuple[str, str], tuple[str, Analysis]] = {}
+        self._charts: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         for k in range(len(found)):
             with self._open(str(k)):
                 pass
@@ -252,10 +253,16 @@ class Sources:
 
     def charts(self, source: str, experiment: str) -> dict[str, Any]:
         """The numbers of the experiment's charts (`web.data.charts`), from the episode metrics
-        its cells were read with."""
-        metrics = self._kept(source, experiment).metrics
-        with self._open(source) as store:
-            return experiment_charts(store, experiment, metrics)
+        its cells were read with. Kept while the store's `version()` is unchanged, as `cells`:
+        the ratings chart refits the Bradley–Terry bootstrap."""
+        version = self.version(source)
+        kept = self._charts.get((source, experiment))
+        if kept is None or kept[0] != version:
+            metrics = self._kept(source, experiment).metrics
+            with self._open(source) as store:
+                kept = (version, experiment_charts(store, experiment, metrics))
+            self._charts[(source, experiment)] = kept
+        return kept[1]
 
     def diff(self, a: tuple[str, str], b: tuple[str, str]) -> dict[str, Any]:
         """The cell-level diff of experiment `b` against `a`, each (source, experiment id)

@@ -2,13 +2,16 @@
 // as a sortable dot plot with its interval, a cell's metric over rounds with its interval band,
 // and each counterfactual variant's paired difference from its default game. The numbers come
 // from the data layer (stratagem.web.data.charts), served or exported alike, and each chart has
-// them in a table one click away. Drawn as SVG with d3 (vendor/d3, VENDORED.md); every text
+// them in a table one click away. MAgIC's Bradley-Terry ratings (each mark opening the episodes
+// of its leaderboard row, `group=<key>` as the Analysis part's rows) and ToM's belief accuracy per
+// turn (the report's Figure 4) are drawn where the experiment has those games. Drawn as SVG with d3 (vendor/d3, VENDORED.md); every text
 // from data enters as a text node (d3's .text, textContent), coloured by app.css classes.
 "use strict";
 
 window.StratagemCharts = (() => {
   const REFRESH_MS = 30000; // as the Analysis part: asked again at most this often
   const WIDTH = 640, ROW = 22, LEFT = 260, RIGHT = 24, TOP = 8, AXIS = 36;
+  const TONES = 6; // app.css colours line series tone-0 … tone-5
   const PROPORTIONS = new Set(["cooperation", "invalid rate", "valid"]);
   const opened = new Set();
   const kept = {};
@@ -42,7 +45,7 @@ window.StratagemCharts = (() => {
       drawn = true;
       body.replaceChildren(kit.el("p", { class: "muted" }, "Computing…"));
       load(kit, source, experiment).then(
-        (answer) => body.replaceChildren(...sections(kit, answer)),
+        (answer) => body.replaceChildren(...sections(kit, source, experiment, answer)),
         (error) => body.replaceChildren(kit.el("p", { class: "error" }, "Error: " + error.message)),
       );
     };
@@ -56,9 +59,10 @@ window.StratagemCharts = (() => {
     return details;
   }
 
-  function sections(kit, answer) {
+  function sections(kit, source, experiment, answer) {
     if (!answer.cells.length) return [kit.el("p", { class: "muted" }, "No finished episode to chart.")];
-    return [byCell(kit, answer), overRounds(kit, answer), variants(kit, answer)].filter((n) => n !== null);
+    return [byCell(kit, answer), overRounds(kit, answer), variants(kit, answer),
+      ratings(kit, source, experiment, answer.ratings), belief(kit, answer.belief)].filter((n) => n !== null);
   }
 
   // A <select> whose change redraws `box` with `drawn(value)`.
@@ -67,8 +71,8 @@ window.StratagemCharts = (() => {
     return [select, kit.el("label", {}, label + " ", select)];
   }
 
-  function interval(kit, p) {
-    return p.low === null || p.low === undefined ? "—" : `${kit.fmt(p.low)} – ${kit.fmt(p.high)}`;
+  function interval(kit, p, digits = 3) {
+    return p.low === null || p.low === undefined ? "—" : `${kit.fmt(p.low, digits)} – ${kit.fmt(p.high, digits)}`;
   }
 
   // A figure: its controls, the chart, and its numbers folded beneath it.
@@ -149,6 +153,66 @@ window.StratagemCharts = (() => {
       });
   }
 
+  // ---- MAgIC: the Bradley-Terry rating of each entity, best first, each mark opening its games ------
+  function ratings(kit, source, experiment, board) {
+    if (!board || !board.rows.length) return null;
+    const episodes = (r) => ({ path: ["x", source, experiment], query: { group: r.group } });
+    const open = (r, text) => kit.el("a", { href: episodes(r), class: "group-link" }, text);
+    const rows = board.rows.map((r) => ({ ...r, label: r.entity, n: r.games }));
+    return figure(kit, "ratings", `MAgIC: ${board.title}`,
+      `Each entity's rating with its ${board.level * 100}% interval from ${board.n_boot} bootstrap refits over games, best first, as the leaderboard of the Analysis part (Elo-like scale, mean ${board.base}). A mark opens the games behind it.`,
+      () => [],
+      () => [dotPlot(kit, board.title, rows, "rating", false, false, episodes),
+        kit.table(["Entity", "Rating", "Interval", "Games", "W / T / L", "Episodes ▸"],
+          rows.map((r) => [open(r, r.entity), kit.fmt(r.value, 1), interval(kit, r, 1), kit.fmt(r.games), `${r.wins} / ${r.ties} / ${r.losses}`, open(r, String(r.episodes))]))]);
+  }
+
+  // ---- ToM: belief accuracy, the mean KL per turn of each (model, group), as Figure 4 ----------------
+  function belief(kit, data) {
+    if (!data || !data.series.length) return null;
+    const name = (s) => `${s.model} · ${s.group}`;
+    return figure(kit, "belief", "ToM: belief accuracy per turn",
+      `KL(V0 opponent ‖ V1 focal): how far the focal agent's guess of the opponent's item values is from the opponent's own report at the same turn (ε = ${data.epsilon}); lower is closer. The mean over games at each turn, a line per model and group.`,
+      () => [],
+      () => [multiLine(kit, "mean KL per turn", data.series, name),
+        kit.el("div", {},
+          kit.table(["Model", "Group", "Mean KL", "Turns (n)", "Games with a pair"],
+            data.series.map((s) => [s.model, s.group, kit.fmt(s.mean), kit.fmt(s.turns), kit.fmt(s.games)])),
+          kit.table(["Model", "Group", "Turn", "Mean KL", "Games"],
+            data.series.flatMap((s) => s.points.map((p) => [s.model, s.group, kit.fmt(p.turn), kit.fmt(p.value), kit.fmt(p.n)]))))]);
+  }
+
+  // A line per series (its points' turn and value), told apart by a colour class and a legend.
+  function multiLine(kit, title, series, name) {
+    const legend = 18 * series.length;
+    const height = 240 + legend;
+    const bottom = height - legend - AXIS;
+    const svg = frame(title, height);
+    const left = 56;
+    const all = series.flatMap((s) => s.points.filter((p) => p.value !== null));
+    const turns = d3.extent(all, (p) => p.turn);
+    if (turns[0] === turns[1]) turns.splice(0, 2, turns[0] - 1, turns[1] + 1);
+    const x = d3.scaleLinear().domain(turns).range([left, WIDTH - RIGHT]);
+    const y = d3.scaleLinear().domain([0, d3.max(all, (p) => p.value) || 1]).nice().range([bottom, TOP]);
+    svg.append("g").attr("class", "axis").attr("transform", `translate(0,${bottom})`).call(d3.axisBottom(x).ticks(Math.min(10, turns[1] - turns[0])).tickFormat(d3.format("d")));
+    svg.append("g").attr("class", "axis").attr("transform", `translate(${left},0)`).call(d3.axisLeft(y).ticks(5));
+    svg.append("text").attr("class", "axis-label").attr("x", (left + WIDTH) / 2).attr("y", bottom + 30).attr("text-anchor", "middle").text("turn");
+    svg.append("text").attr("class", "axis-label").attr("x", 12).attr("y", bottom / 2).attr("text-anchor", "middle").attr("transform", `rotate(-90 12 ${bottom / 2})`).text("mean KL (nats)");
+    series.forEach((s, k) => {
+      const points = s.points.filter((p) => p.value !== null);
+      const g = svg.append("g").attr("class", `line-series tone-${k % TONES}`);
+      g.append("path").attr("class", "series").attr("d", d3.line().x((p) => x(p.turn)).y((p) => y(p.value))(points));
+      for (const p of points) {
+        g.append("circle").attr("class", "mark").attr("cx", x(p.turn)).attr("cy", y(p.value)).attr("r", 3.5)
+          .append("title").text(`${name(s)}, turn ${p.turn}: ${kit.fmt(p.value)}, n=${p.n}`);
+      }
+      const at = bottom + AXIS + 12 + 18 * k;
+      g.append("line").attr("class", "series key").attr("x1", left).attr("x2", left + 24).attr("y1", at - 4).attr("y2", at - 4);
+      g.append("text").attr("class", "legend").attr("x", left + 32).attr("y", at).text(name(s));
+    });
+    return svg.node();
+  }
+
   // ---- drawing (d3) -------------------------------------------------------------------------------
   function frame(title, height) {
     const svg = d3.create("svg").attr("class", "chart").attr("role", "img")
@@ -165,8 +229,9 @@ window.StratagemCharts = (() => {
     return d3.scaleLinear().domain(domain).nice().range([LEFT, WIDTH - RIGHT]).clamp(true);
   }
 
-  // One row per item: its label, its interval as a line and its mean as a dot (each with a title).
-  function dotPlot(kit, title, rows, axisLabel, proportion, zero) {
+  // One row per item: its label, its interval as a line and its mean as a dot (each with a title);
+  // with `link` (row -> route) each row is a link there.
+  function dotPlot(kit, title, rows, axisLabel, proportion, zero, link) {
     const height = TOP + rows.length * ROW + AXIS;
     const svg = frame(title, height);
     const x = xScale(rows, proportion, zero);
@@ -175,7 +240,7 @@ window.StratagemCharts = (() => {
     svg.append("text").attr("class", "axis-label").attr("x", (LEFT + WIDTH - RIGHT) / 2).attr("y", height - 4).attr("text-anchor", "middle").text(axisLabel);
     if (zero) svg.append("line").attr("class", "zero").attr("x1", x(0)).attr("x2", x(0)).attr("y1", TOP).attr("y2", height - AXIS);
     rows.forEach((r, k) => {
-      const g = svg.append("g").attr("class", "row");
+      const g = link ? svg.append("a").attr("class", "row row-link").attr("href", kit.route(link(r))) : svg.append("g").attr("class", "row");
       g.append("text").attr("class", "row-label").attr("x", LEFT - 8).attr("y", y(k) + 4).attr("text-anchor", "end").text(short(r.label));
       if (r.value === null || r.value === undefined) return;
       const said = `${r.label}: ${kit.fmt(r.value)}` + (r.low === null ? "" : ` (${kit.fmt(r.low)} – ${kit.fmt(r.high)})`) + `, n=${r.n}`;
