@@ -34,6 +34,10 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
         ("prompt-variants.yaml", 36),
         # 2 games x 2 bots x 3 seeds, and a replicate of each (`replicates: 1`).
         ("noise-floor.yaml", 24),
+        # 5 mechanisms x 2 stage games (the PD and the Stag Hunt) x TitForTat x 3 seeds.
+        ("mechanisms.yaml", 30),
+        # 3 OpenSpiel games x 4 line-ups (2 agents, either seat) x 10 seeds.
+        ("openspiel-rules.yaml", 120),
     ],
 )
 def test_example_expands(name: str, episodes: int) -> None:
@@ -59,3 +63,17 @@ def test_the_tom_plan_prices_the_growing_conversation() -> None:
     specs = expand(config)
     plan = estimate(iter(specs), len(specs), 0, config.models, None)
     assert plan.calls > 0 and plan.tokens == plan.calls * 2750
+
+
+def test_the_mechanisms_example_compares_each_mechanism_with_repetition_by_seed() -> None:
+    """Each stated comparison pairs its two cells on every seed (docs/mechanisms.md)."""
+    from stratagem.experiments.comparisons import planned_comparisons
+
+    config = load_config(EXAMPLES / "mechanisms.yaml")
+    planned = planned_comparisons(config, expand(config))
+    assert [(p.entry.a, p.entry.b) for p in planned] == [
+        (f"repetition/{stage}", f"{mechanism}/{stage}")
+        for stage in ("dilemma", "sh")
+        for mechanism in ("reputation", "mediation", "contracting", "disarmament")
+    ]
+    assert all(len(p.cells) == 1 and len(p.cells[0].pairs) == 3 for p in planned)

@@ -48,6 +48,7 @@ def test_names_and_entries() -> None:
         "undercover",
         "cost-sharing",
         "tradecraft",
+        *("repetition", "reputation", "mediation", "contracting", "disarmament"),
     }
     assert set(game_names()) == expected
     for name, entry in GAMES.items():

@@ -9,12 +9,16 @@ without reading code.
 Files of a game folder: `system.j2` (the rules, the player's role) and `turn.j2` (the state as this
 player sees it and what it must decide now; `reply` is the instruction of the reply format).
 A game defined outside the package registers a folder anywhere (`GamePrompts(directory=...)`),
-so adding a game needs no file inside stratagem (docs/guides/new-game.md).
+so adding a game needs no file inside stratagem (docs/guides/new-game.md). A game may also hand
+its templates facts of its own (`facts`) and folders of data files they include (`includes`):
+OpenSpiel's rules texts, which a prompt variant's `<folder>/<name>/` files replace as they
+replace templates.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +30,9 @@ from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.magic.public_good import PublicGoodGame
 from stratagem.games.matrix.cheap_talk import CheapTalkGame
+from stratagem.games.mechanisms import MECHANISM_GAMES
 from stratagem.games.openspiel import OpenSpielGame
+from stratagem.games.openspiel.facts import RULES, game_facts
 from stratagem.games.textarena import TextArenaGame
 from stratagem.games.ultimatum import UltimatumGame
 
@@ -45,6 +51,12 @@ class GamePrompts:
     overlay: Path | None = None
     """A prompt variant's folder (`prompt_variants`), searched first: its `<folder>/` files
     replace the game's."""
+    includes: tuple[tuple[str, Path], ...] = ()
+    """Folders of data files the templates include as `<folder>/<name>/<file>`, by name, after
+    the variant's and the game's own files of that name."""
+    facts: Callable[[Any], Mapping[str, Any]] | None = None
+    """What the templates may read of the game besides the observation, computed once per
+    game (OpenSpiel's parameters and game type)."""
 
 
 GAME_PROMPTS: dict[type[Game], GamePrompts] = {}
@@ -72,20 +84,33 @@ def prompts_for(game: Game) -> GamePrompts | None:
 register_prompts(UltimatumGame, GamePrompts("ultimatum", amount="offer"))
 register_prompts(PublicGoodGame, GamePrompts("public-good", amount="contribution"))
 register_prompts(CheapTalkGame, GamePrompts("cheap-talk"))
-register_prompts(OpenSpielGame, GamePrompts("openspiel", amount="move"))
+register_prompts(
+    OpenSpielGame,
+    GamePrompts("openspiel", amount="move", includes=(("rules", RULES),), facts=game_facts),
+)
 register_prompts(TextArenaGame, GamePrompts("textarena", text="move"))
+for _mechanism in MECHANISM_GAMES:  # games/mechanisms: a folder per mechanism, named as it
+    register_prompts(_mechanism, GamePrompts(_mechanism.mechanism))
 
 
 @functools.lru_cache(maxsize=16)
-def _environment(directory: Path | None = None, overlay: Path | None = None) -> jinja2.Environment:
-    loader: jinja2.BaseLoader
-    if directory is not None:
-        loader = jinja2.FileSystemLoader(directory)
-    else:
-        loader = jinja2.PackageLoader("stratagem.agents", "game_templates")
+def _environment(
+    directory: Path | None = None,
+    overlay: Path | None = None,
+    folder: str = "",
+    includes: tuple[tuple[str, Path], ...] = (),
+) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
     if overlay is not None:
-        loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(overlay), loader])
-    return prompt_environment(loader)
+        loaders.append(jinja2.FileSystemLoader(overlay))
+    if directory is not None:
+        loaders.append(jinja2.FileSystemLoader(directory))
+    else:
+        loaders.append(jinja2.PackageLoader("stratagem.agents", "game_templates"))
+    for name, path in includes:  # `<folder>/<name>/<file>` -> `<path>/<file>`
+        inner = jinja2.PrefixLoader({name: jinja2.FileSystemLoader(path)})
+        loaders.append(jinja2.PrefixLoader({folder: inner}))
+    return prompt_environment(jinja2.ChoiceLoader(loaders))
 
 
 @dataclass(frozen=True)
@@ -104,12 +129,13 @@ class GamePrompter:
     def __init__(self, game: Game, prompts: GamePrompts) -> None:
         self.game = game
         self.prompts = prompts
-        env = _environment(prompts.directory, prompts.overlay)
+        env = _environment(prompts.directory, prompts.overlay, prompts.folder, prompts.includes)
         try:
             self._system = env.get_template(f"{prompts.folder}/system.j2")
             self._turn = env.get_template(f"{prompts.folder}/turn.j2")
         except jinja2.TemplateNotFound as exc:
             raise StratagemError(f"game prompts '{prompts.folder}': no template {exc}") from None
+        self._facts = dict(prompts.facts(game)) if prompts.facts is not None else {}
 
     def system(self, observation: Observation) -> str:
         return self._system.render(self._context(observation, reply=""))
@@ -119,6 +145,7 @@ class GamePrompter:
 
     def _context(self, observation: Observation, reply: str) -> dict[str, Any]:
         return {
+            **self._facts,
             "obs": observation,
             "seat": observation.player,
             "n_players": self.game.n_players,

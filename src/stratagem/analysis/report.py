@@ -34,6 +34,7 @@ from stratagem.analysis.report_options import merge
 from stratagem.analysis.report_outcomes import header, results_section
 from stratagem.analysis.report_prompts import prompts_section
 from stratagem.analysis.report_registry import resolve_options, study_sections
+from stratagem.analysis.report_stated import stated_section
 from stratagem.analysis.report_transcripts import choose_sample, transcripts_section
 from stratagem.analysis.report_views import Note, Section
 from stratagem.errors import StratagemError
@@ -67,6 +68,7 @@ def _render(
         methods_section(data),
         results_section(data, sample.links()),
         *prompts_section(without_copies(data)),  # its intervals take episodes as independent
+        *stated_section(data),
         *noise_section(data),
         *_missing_plugins(list(dict.fromkeys(missing))),
         *study_sections(data),

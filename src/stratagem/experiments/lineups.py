@@ -213,7 +213,7 @@ def check_seat(seat: Seat, game: Game, title: str, index: int, where: str) -> No
     try:
         if seat.agent is not None:
             check_plays(seat.agent, game, title)
-        elif seat.strategy is not None and (bot := get_game_bot(seat.strategy)) is not None:
+        elif seat.strategy is not None and (bot := get_game_bot(seat.strategy, game)) is not None:
             bot.check(game, index)
         elif seat.strategy is not None:
             if type(game) is not RepeatedGame or game.n_players != 2:

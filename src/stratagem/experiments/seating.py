@@ -42,7 +42,7 @@ def _llm(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
 
 def _strategy(seat: Seat, index: int, seating: Seating, game: Game) -> Agent:
     assert seat.strategy is not None
-    bot = get_game_bot(seat.strategy)
+    bot = get_game_bot(seat.strategy, game)
     return StrategyAgent(get_strategy(seat.strategy)) if bot is None else GameBotAgent(bot)
 
 

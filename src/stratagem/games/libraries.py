@@ -10,6 +10,7 @@ from collections.abc import Callable
 from stratagem.games import openspiel, textarena
 from stratagem.games.base import Game
 from stratagem.games.catalog_entry import CatalogEntry
+from stratagem.games.mechanisms import family as mechanisms
 
 
 def _openspiel(name: str) -> CatalogEntry:
@@ -32,8 +33,10 @@ def _textarena(name: str) -> CatalogEntry:
 LIBRARIES: dict[str, Callable[[str], CatalogEntry]] = {
     openspiel.PREFIX: _openspiel,
     textarena.PREFIX: _textarena,
+    **{f"{name}/": mechanisms.staged_entry for name in mechanisms.MECHANISMS},
 }
-"""Name prefix -> the entry of any game string of that library (`stratagem games` lists a few)."""
+"""Name prefix -> the entry of any game string of that library (`stratagem games` lists a few);
+a cooperation mechanism over a stage game of the catalog (`contracting/sh`) too."""
 
 
 def library_entry(name: str) -> CatalogEntry | None:

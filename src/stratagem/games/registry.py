@@ -17,6 +17,7 @@ BUILTIN_MODULES = (
     "stratagem.games.magic.entries",
     "stratagem.games.tradecraft.entries",
     "stratagem.games.extra_entries",
+    "stratagem.games.mechanisms.entries",
 )
 """stratagem's own game families, in listing order."""
 

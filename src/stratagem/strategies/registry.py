@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from stratagem.errors import StratagemError, unknown_name
+from stratagem.games.base import Game
 from stratagem.plugins import SEPARATOR, Registry, find, loading, unavailable
 from stratagem.strategies.axelrod_adapter import PREFIX as AXELROD_PREFIX
 from stratagem.strategies.axelrod_adapter import AxelrodStrategy
@@ -35,6 +36,7 @@ from stratagem.strategies.counterfactual_bots import (
 )
 from stratagem.strategies.game_bots import GameBot
 from stratagem.strategies.grudging import GrimTrigger, GrimTrigger2
+from stratagem.strategies.mechanism_bot import MechanismBot
 from stratagem.strategies.openspiel_bots import OpenSpielMCTS, OpenSpielRandom
 from stratagem.strategies.reactive import (
     SuspiciousTitForTat,
@@ -216,8 +218,17 @@ GAME_BOTS.add(OpenSpielRandom.name, OpenSpielRandom)
 GAME_BOTS.add(OpenSpielMCTS.name, OpenSpielMCTS)
 
 
-def get_game_bot(spec: str) -> GameBot | None:
-    """The game bot a seat names, or None when it names none (a strategy, perhaps)."""
+def get_game_bot(spec: str, game: Game | None = None) -> GameBot | None:
+    """The game bot a seat names, or None when it names none (a strategy, perhaps). Given the
+    `game` it is to play, a strategy seated in a game under a cooperation mechanism is the bot
+    that plays it (`MechanismBot`)."""
+    bot = _named_bot(spec)
+    if bot is None and game is not None and MechanismBot.plays(game):
+        return MechanismBot(lambda: get_strategy(spec))
+    return bot
+
+
+def _named_bot(spec: str) -> GameBot | None:
     prefix, name, args = _parse(spec)
     if prefix == AXELROD_PREFIX:
         return None

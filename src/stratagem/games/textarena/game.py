@@ -42,8 +42,8 @@ DEFAULT_MAX_STEPS = 200
 """Moves after which a game that has not ended is stopped, so an episode's size is bounded."""
 MAX_STEPS_BOUND = 10_000
 """The most `max_steps` may be: an episode of more moves is no longer bounded in practice."""
-GUESS_CHARS = 3000
-"""How much of the end of a seat's text a stand-in move is looked for in."""
+NAMED_CHARS = 3000
+"""How much of the end of a seat's text the moves TextArena named are looked for in."""
 FORFEIT_MOVE = ""
 """What a seat without a valid move plays, for TextArena to judge by its own rules."""
 MESSAGE_EVENT, OUTCOME_EVENT, CUT_EVENT = "textarena", "textarena-outcome", "textarena-stopped"
@@ -56,8 +56,10 @@ class TextArenaMove(FreeText):
 
     check: Callable[[str], str | None] = field(default=lambda text: None, compare=False)
     """TextArena's reason why a move is invalid, or None."""
-    guess: Callable[[], str] = field(default=lambda: FORFEIT_MOVE, compare=False)
-    """A move TextArena accepts, guessed from what it told the seat (see `example`)."""
+    named: Callable[[], tuple[str, ...]] = field(default=tuple, compare=False)
+    """The moves TextArena named to the seat (bracketed, like "[check]") that it accepts now,
+    in the order it named them: its move format in its own words, which the prompt states.
+    They may be examples rather than every legal move ("[Bid: 3, 4]")."""
 
     def validate(self, action: Action) -> str:
         text = super().validate(action)
@@ -67,9 +69,9 @@ class TextArenaMove(FreeText):
         return text
 
     def example(self) -> str:
-        """The latest bracketed option the game named to the seat ("[check]") that it accepts,
-        for a plan's stand-in play; `FORFEIT_MOVE` where none is."""
-        return self.guess()
+        """The latest move the game named to the seat that it accepts ("[bet]"), for a plan's
+        stand-in play; `FORFEIT_MOVE` where none is."""
+        return (FORFEIT_MOVE, *self.named())[-1]
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,7 @@ class TextArenaState(State):
         return () if self.is_terminal() else (int(self.env.state.current_player_id),)
 
     def legal(self, player: int) -> TextArenaMove:
-        return TextArenaMove(self.game.space.max_chars, check=self._reason, guess=self._guess)
+        return TextArenaMove(self.game.space.max_chars, check=self._reason, named=self._named)
 
     def observation(self, player: int) -> TextArenaObservation:
         roles = self.env.state.role_mapping
@@ -197,11 +199,13 @@ class TextArenaState(State):
     def _reason(self, text: str) -> str | None:
         return self._try(text).invalid
 
-    def _guess(self) -> str:
+    def _named(self) -> tuple[str, ...]:
+        """Bracketed texts in what TextArena last told the acting seat that it accepts as a
+        move now, ordered by where each was last named (each tried on a copy)."""
         (seat,) = self.to_act()
-        said = "\n".join(m.text for m in self.log[seat])[-GUESS_CHARS:]
-        options = dict.fromkeys(reversed(re.findall(r"\[[^\[\]\n]{1,40}\]", said)))
-        return next((o for o in options if self._reason(o) is None), FORFEIT_MOVE)
+        said = "\n".join(m.text for m in self.log[seat])[-NAMED_CHARS:]
+        latest = reversed(dict.fromkeys(reversed(re.findall(r"\[[^\[\]\n]{1,40}\]", said))))
+        return tuple(o for o in latest if self._reason(o) is None)
 
     def _advance(self, stepped: Stepped) -> tuple[TextArenaState, list[Event]]:
         log = tuple(old + new for old, new in zip(self.log, stepped.messages, strict=True))
