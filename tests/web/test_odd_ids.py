@@ -83,7 +83,7 @@ def test_the_pages_open_every_odd_experiment_and_its_episode(chromium: Any, odd:
             _wait(chromium, lambda d, n=name: h1(d) == n)
             _wait(chromium, lambda d: "Episodes (1)" in text(d))
             assert "Error" not in text(chromium)
-            chromium.find_element(By.CSS_SELECTOR, "main table tbody a[href^=\"#/e/\"]").click()
+            chromium.find_element(By.CSS_SELECTOR, 'main table tbody a[href^="#/e/"]').click()
             _wait(chromium, lambda d: h1(d).startswith("Episode "))
             _wait(chromium, lambda d: "step 1 of" in text(d))
             crumbs = chromium.find_element(By.ID, "crumbs").text
