@@ -14,15 +14,15 @@ Gemma 3 270M is a base model, so chat messages are rendered completion-style as 
   or schema-valid JSON if those are set too). Calls are parsed into `ToolCall`s.
 
 One `Llama` object is loaded per process for each (file, context size, threads) and shared by
-every provider using it; llama.cpp is synchronous, so generations run in a worker thread, one at a
-time per model. Decoding is `local_decoding.generate`: llama.cpp evaluates, stratagem samples, so
-the grammar only tests the few candidates sampling can pick, text the grammar forces is appended
-without sampling, and a constrained reply ends as soon as it is complete (`reply_complete`).
-Only the tokens after the longest prefix shared with the live KV cache, or with one of the saved
-states of recent calls (`local_slots`), are evaluated, so a transcript that only grows costs only
-its new tokens even when several conversations interleave. `LocalProvider.stats` counts prompt
-tokens submitted and actually evaluated; `params={"kv_reuse": False}` resets the cache before
-every call, for comparison.
+every provider using it (`local_models`); llama.cpp is synchronous, so generations run in a
+worker thread, one at a time per model. Decoding is `local_decoding.generate`: llama.cpp
+evaluates, stratagem samples, so the grammar only tests the few candidates sampling can pick,
+text the grammar forces is appended without sampling, and a constrained reply ends as soon as
+it is complete (`reply_complete`). Only the tokens after the longest prefix shared with the
+live KV cache, or with one of the saved states of recent calls (`local_slots`), are evaluated,
+so a transcript that only grows costs only its new tokens even when several conversations
+interleave. `LocalProvider.stats` counts prompt tokens submitted and actually evaluated;
+`params={"kv_reuse": False}` resets the cache before every call, for comparison.
 
 With `params.batch` above 1, calls are instead decoded together by a `local_batch.BatchEngine`
 of that many llama.cpp sequences (continuous batching), each as it would be alone.
@@ -36,33 +36,24 @@ Params (`ModelConfig.params`): `n_ctx` (4096), `n_threads` (2), `batch` (1), `kv
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import json
-import os
-import sys
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stratagem.llm.errors import PermanentError
 from stratagem.llm.providers._common import check_params
-from stratagem.llm.providers.local_batch import BatchEngine
 from stratagem.llm.providers.local_decoding import Generation, Sampling, generate
 from stratagem.llm.providers.local_files import EMBEDDED_MODEL, gguf_file
 from stratagem.llm.providers.local_files import check as check  # `registry.check_model`'s hook
 from stratagem.llm.providers.local_files import embedded_model_path as embedded_model_path
-from stratagem.llm.providers.local_slots import KVSlots
+from stratagem.llm.providers.local_models import DEFAULT_KV_SLOTS, Loaded, load
+from stratagem.llm.providers.local_models import unload_all as unload_all
 from stratagem.llm.types import Message, Request, Response, Tool, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
-
     from stratagem.llm.registry import ModelConfig
 
 PARAMS = (
@@ -76,8 +67,6 @@ DEFAULT_N_THREADS = 2
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_BATCH = 1
 """Sequences decoded together (`local_batch`); 1 decodes one call at a time (`generate`)."""
-DEFAULT_KV_SLOTS = 16
-"""Saved KV states kept per loaded model (local_slots): about 10 MB each for a 600-token prompt."""
 DEFAULT_TEMPERATURE = 0.8
 
 _STOP = ["\nUser:", "\nAssistant:", "\nTool result"]
@@ -257,7 +246,7 @@ def parse_reply(text: str, request: Request) -> tuple[str, tuple[ToolCall, ...]]
     return text, ()
 
 
-# --- the loaded models -------------------------------------------------------------------------
+# --- checking a configuration ----------------------------------------------------------------
 
 
 def check_config(config: ModelConfig) -> None:
@@ -266,87 +255,6 @@ def check_config(config: ModelConfig) -> None:
     check_params(config.model, config.params, PARAMS)
     if config.name.name != EMBEDDED_MODEL or config.path is not None:
         gguf_file(config.model, config.path)  # the packaged one is assembled only when run
-
-
-@dataclass
-class _Loaded:
-    llm: Llama
-    lock: threading.Lock
-    slots: KVSlots
-    engines: dict[int, BatchEngine] = field(default_factory=dict)
-    """The batch engines over this model, by their number of sequences."""
-
-    def engine(self, n_seq: int, n_ctx: int) -> BatchEngine:
-        with self.lock:
-            engine = self.engines.get(n_seq)
-            if engine is None:
-                with _quiet_stderr():  # llama.cpp's notice of a full-size SWA cache
-                    engine = BatchEngine(
-                        self.llm, n_seq=n_seq, n_ctx=n_ctx, kv_slots=DEFAULT_KV_SLOTS
-                    )
-                self.engines[n_seq] = engine
-            return engine
-
-
-_LOADED: dict[tuple[str, int, int], _Loaded] = {}
-_LOADED_LOCK = threading.Lock()
-
-
-def _load(path: Path, n_ctx: int, n_threads: int) -> _Loaded:
-    """Load a GGUF once per process and configuration; later providers share it."""
-    key = (str(path.resolve()), n_ctx, n_threads)
-    with _LOADED_LOCK:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            from llama_cpp import Llama
-
-            try:
-                with _quiet_stderr() as log:
-                    llm = Llama(
-                        model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False,
-                        seed=0,
-                    )  # fmt: skip
-            except (ValueError, RuntimeError) as exc:
-                detail = "".join(log).strip().splitlines()[-1:] or [""]
-                raise PermanentError(f"cannot load GGUF model {path}: {exc} {detail[0]}") from None
-            loaded = _Loaded(llm, threading.Lock(), KVSlots(DEFAULT_KV_SLOTS))
-            _LOADED[key] = loaded
-        return loaded
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[list[str]]:
-    """Catch what llama.cpp's C code writes to stderr while loading (it ignores verbose=False for
-    some notices); the caller shows it only if the load fails."""
-    captured: list[str] = []
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile("w+") as log:
-        os.dup2(log.fileno(), 2)
-        try:
-            yield captured
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            log.seek(0)
-            captured.append(log.read())
-
-
-def unload_all() -> None:
-    """Free every loaded model; providers reload theirs on their next call."""
-    with _LOADED_LOCK:
-        models = list(_LOADED.values())
-        _LOADED.clear()
-    for loaded in models:
-        with loaded.lock:
-            for engine in loaded.engines.values():
-                engine.close()
-            loaded.llm.close()
-
-
-# Closing before interpreter shutdown: llama-cpp-python's finaliser fails noisily once the
-# modules it calls into are torn down.
-atexit.register(unload_all)
 
 
 # --- the provider ------------------------------------------------------------------------------
@@ -408,8 +316,8 @@ class LocalProvider:
         self.repeat_penalty = repeat_penalty
         self.stats = LocalStats()
 
-    def _loaded(self) -> _Loaded:
-        return _load(self.path, self.n_ctx, self.n_threads)
+    def _loaded(self) -> Loaded:
+        return load(self.path, self.n_ctx, self.n_threads)
 
     async def complete(self, request: Request, sample: int) -> Response:
         if self.batch > 1:
