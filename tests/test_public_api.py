@@ -34,14 +34,14 @@ def documented() -> dict[str, list[str] | None]:
 
 
 def test_every_public_name_resolves() -> None:
-    public = {"__version__", "env", "open", "register", "plugins", "testing"}
+    public = {"__version__", "env", "open", "parallel_env", "register", "plugins", "testing"}
     assert set(stratagem.__all__) == public
     for name in stratagem.__all__:
         value = getattr(stratagem, name)
         assert value is not None, name
         if name in {"register", "plugins", "testing"}:
             assert isinstance(value, ModuleType) and value.__name__ == f"stratagem.{name}"
-    assert callable(stratagem.env) and callable(stratagem.open)
+    assert callable(stratagem.env) and callable(stratagem.open) and callable(stratagem.parallel_env)
     assert callable(stratagem.register.game) and callable(stratagem.register.strategy)
     assert stratagem.plugins.GROUP == "stratagem"
 
