@@ -13,19 +13,10 @@ window.StratagemAnalysis = (() => {
   const REFRESH_MS = 30000; // a part refreshed by the page's polling asks again at most this often
   const MAX_DIAGRAMS = 12; // as the report: the rest are in the calibration table
   const opened = new Set(); // "<source>/<experiment>" whose part is open
-  const kept = {}; // "<source>/<experiment>" -> {at, answer: Promise}
 
   function load(kit, source, experiment) {
-    const key = `${source}/${experiment}`;
-    const last = kept[key];
-    if (last && (last.pending || Date.now() - last.at < REFRESH_MS)) return last.answer;
-    const entry = { at: Date.now(), pending: true };
-    entry.answer = kit
-      .api(`/api/experiments/${encodeURIComponent(source)}/${kit.pathId(experiment)}/analysis`)
-      .finally(() => { entry.pending = false; entry.at = Date.now(); });
-    entry.answer.catch(() => { if (kept[key] === entry) delete kept[key]; });
-    kept[key] = entry;
-    return entry.answer;
+    const path = `/api/experiments/${encodeURIComponent(source)}/${kit.pathId(experiment)}/analysis`;
+    return window.StratagemSource.apiAtMostEvery(REFRESH_MS, path);
   }
 
   // The part: folded until opened (or when the list shows a row's episodes), then drawn.

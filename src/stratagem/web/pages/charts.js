@@ -14,19 +14,10 @@ window.StratagemCharts = (() => {
   const TONES = 6; // app.css colours line series tone-0 … tone-5
   const PROPORTIONS = new Set(["cooperation", "invalid rate", "valid"]);
   const opened = new Set();
-  const kept = {};
 
   function load(kit, source, experiment) {
-    const key = `${source}/${experiment}`;
-    const last = kept[key];
-    if (last && (last.pending || Date.now() - last.at < REFRESH_MS)) return last.answer;
-    const entry = { at: Date.now(), pending: true };
-    entry.answer = kit
-      .api(`/api/experiments/${encodeURIComponent(source)}/${kit.pathId(experiment)}/charts`)
-      .finally(() => { entry.pending = false; entry.at = Date.now(); });
-    entry.answer.catch(() => { if (kept[key] === entry) delete kept[key]; });
-    kept[key] = entry;
-    return entry.answer;
+    const path = `/api/experiments/${encodeURIComponent(source)}/${kit.pathId(experiment)}/charts`;
+    return window.StratagemSource.apiAtMostEvery(REFRESH_MS, path);
   }
 
   // The part: folded until opened, then drawn (reading every round takes a moment at scale).

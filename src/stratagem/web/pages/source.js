@@ -15,6 +15,19 @@ window.StratagemSource = (() => {
     return exported === null ? fetchJSON(path, params) : fromExport(path, params || {});
   }
 
+  // `api(path)` asked again at most every `ms`, one request at a time: for a part of a page the
+  // page's polling redraws (the Analysis and Charts parts), whose answer is slow to compute.
+  const kept = {};
+  function apiAtMostEvery(ms, path) {
+    const last = kept[path];
+    if (last && (last.pending || Date.now() - last.at < ms)) return last.answer;
+    const entry = { at: Date.now(), pending: true };
+    entry.answer = api(path).finally(() => { entry.pending = false; entry.at = Date.now(); });
+    entry.answer.catch(() => { if (kept[path] === entry) delete kept[path]; });
+    kept[path] = entry;
+    return entry.answer;
+  }
+
   // An export's data file is a script setting window.STRATAGEM_DATA[its path] (browsers refuse
   // fetch() of file:// URLs); it is added once, on demand.
   function dataFile(file) {
@@ -129,5 +142,5 @@ window.StratagemSource = (() => {
     return body;
   }
 
-  return Object.freeze({ api, exported, id: hex });
+  return Object.freeze({ api, apiAtMostEvery, exported, id: hex });
 })();
