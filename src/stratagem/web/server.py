@@ -284,13 +284,19 @@ def build_app(
     async def experiments(request: Request) -> Response:
         return await answer(lambda s: s.experiments())
 
-    async def cells(request: Request) -> Response:
-        source = request.path_params["source"]
-        try:
-            experiment = _id(request, "experiment")
-        except _BadRequest as exc:
-            return error(str(exc), 400)
-        return await answer(lambda s: s.cells(source, experiment))
+    def per_experiment(read: Callable[[Sources, str, str], Any]) -> Callable[[Request], Any]:
+        """The route answering `read(sources, source, experiment)`: an experiment's cells,
+        analysis or charts."""
+
+        async def route(request: Request) -> Response:
+            source = request.path_params["source"]
+            try:
+                experiment = _id(request, "experiment")
+            except _BadRequest as exc:
+                return error(str(exc), 400)
+            return await answer(lambda s: read(s, source, experiment))
+
+        return route
 
     async def episodes(request: Request) -> Response:
         source, q = request.path_params["source"], request.query_params
@@ -330,22 +336,6 @@ def build_app(
         except _BadRequest as exc:
             return error(str(exc), 400)
         return await answer(lambda s: s.diff(a, b))
-
-    async def analysis(request: Request) -> Response:
-        source = request.path_params["source"]
-        try:
-            experiment = _id(request, "experiment")
-        except _BadRequest as exc:
-            return error(str(exc), 400)
-        return await answer(lambda s: s.analysis(source, experiment))
-
-    async def charts(request: Request) -> Response:
-        source = request.path_params["source"]
-        try:
-            experiment = _id(request, "experiment")
-        except _BadRequest as exc:
-            return error(str(exc), 400)
-        return await answer(lambda s: s.charts(source, experiment))
 
     async def pairs(request: Request) -> Response:
         source = request.path_params["source"]
@@ -432,10 +422,10 @@ def build_app(
         Route("/views/{path:path}", view),
         Route("/api/sources", sources),
         Route("/api/experiments", experiments),
-        Route("/api/experiments/{source}/{experiment}/cells", cells),
+        Route("/api/experiments/{source}/{experiment}/cells", per_experiment(Sources.cells)),
         Route("/api/experiments/{source}/{experiment}/episodes", episodes),
-        Route("/api/experiments/{source}/{experiment}/analysis", analysis),
-        Route("/api/experiments/{source}/{experiment}/charts", charts),
+        Route("/api/experiments/{source}/{experiment}/analysis", per_experiment(Sources.analysis)),
+        Route("/api/experiments/{source}/{experiment}/charts", per_experiment(Sources.charts)),
         Route("/api/episodes/{source}/{episode}", episode),
         Route("/api/compare", compare),
         Route("/api/pairs/{source}/{episode}", pairs),
