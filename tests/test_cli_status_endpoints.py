@@ -89,7 +89,10 @@ def test_status_shows_each_server_s_stored_calls(
         model, state, calls, errors, p50, p95, speed = rows[server.base_url]
         assert (model, state) == ("openai/fake", "healthy")  # as the run's endpoints.json says
         assert (int(calls), int(errors)) == (len(server.served), 0)
-        assert p50.endswith(" s") and p95.endswith(" s") and float(speed) > 0
+        if server.served:
+            assert p50.endswith(" s") and p95.endswith(" s") and float(speed) > 0
+        else:  # the pool sent it no call (the other answered faster): listed, with no figures
+            assert p50 == p95 == speed == "-"
     assert sum(len(s.served) for s in two) == SEEDS * ROUNDS
     assert "(run ended)" in out
     # Without the file the state is unknown, and the stored figures stay.
@@ -128,6 +131,7 @@ def test_status_shows_the_state_endpoints_json_gave_and_that_the_run_ended(
     with ResultStore(out_dir / "stratagem.db") as store:
         experiment = store.experiments()[0].id
     down, up = two[0].base_url, two[1].base_url
+    unused = "http://127.0.0.1:9/v1"  # in the pool, never sent a call
     figures = {"calls": 1, "errors": 0, "p50_s": 0.1, "p95_s": 0.1, "output_tokens": 3,
                "busy_s": 0.1}  # fmt: skip
     written = {
@@ -140,6 +144,7 @@ def test_status_shows_the_state_endpoints_json_gave_and_that_the_run_ended(
                 "endpoints": [
                     {"url": down, "state": "cooling", **figures},
                     {"url": up, "state": "[bold]healthy[/bold]", **figures},
+                    {"url": unused, "state": "out", **figures},
                 ],
             }
         ],
@@ -149,6 +154,8 @@ def test_status_shows_the_state_endpoints_json_gave_and_that_the_run_ended(
     rows = table_rows(out)
     assert code == 0
     assert rows[down][1] == "cooling" and rows[up][1] == "[bold]healthy[/bold]"  # no markup
+    # A server of the pool no call reached is listed with its state and no stored figures.
+    assert rows[unused][1:] == ["out", "0", "0", "-", "-", "-"]
     assert "state: as endpoints.json said 5 min ago (run ended)" in out
     written["experiment"] = "another-experiment"  # another run's file: no state shown
     (out_dir / ENDPOINTS_FILE).write_text(json.dumps(written), encoding="utf-8")

@@ -113,12 +113,13 @@ def _print_endpoints(db: ResultStore, experiment: str, directory: Path) -> None:
     that answered it, or for one that failed for good, the last it tried): calls, errors, p50
     and p95 latency, output tokens per second of call; and each server's state as the run last
     wrote it to endpoints.json, when that run was this experiment's."""
-    servers = stored_figures(db.endpoint_calls(experiment))
-    if not servers:
+    calls = db.endpoint_calls(experiment)
+    if not calls:
         return
     live = read_live_figures(directory)
     if live is not None and live.experiment not in (None, experiment):
         live = None
+    servers = stored_figures(calls, live.servers if live is not None else ())
     rows = []
     for (model, url), figures in servers.items():
         now = live.servers.get((model, url)) if live is not None else None

@@ -137,10 +137,15 @@ def figures(
 
 def stored_figures(
     rows: Iterable[tuple[str, str, float | None, int, bool]],
+    pooled: Iterable[tuple[str, str]] = (),
 ) -> dict[tuple[str, str], EndpointFigures]:
     """Figures by (model, URL) from stored calls (`ResultStore.endpoint_calls` rows: model,
-    URL, latency, output tokens, failed); the state is unknown there ("")."""
+    URL, latency, output tokens, failed); the state is unknown there (""). `pooled`: servers
+    known to be in the pools (the run's endpoints.json), each shown even when no call reached
+    it (the pool sent every call elsewhere)."""
     grouped: dict[tuple[str, str], EndpointCounters] = {}
+    for key in pooled:
+        grouped[key] = EndpointCounters(latencies=deque())
     for model, url, latency, output_tokens, failed in rows:
         counters = grouped.setdefault((model, url), EndpointCounters(latencies=deque()))
         if failed:
