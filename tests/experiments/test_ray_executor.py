@@ -32,6 +32,7 @@ from stratagem.experiments.config import load_config
 from stratagem.experiments.distributed.coordinator import RayExecutor
 from stratagem.experiments.distributed.shared_caps import Held, SharedCaps
 from stratagem.experiments.endpoint_progress import read_live_figures
+from stratagem.experiments.run_session import RunSession
 from stratagem.experiments.runner import LIMITS_FILE, STORE_FILE, Runner, RunSummary
 from stratagem.experiments.store import ResultStore
 from stratagem.llm.ratelimit import Limits
@@ -157,7 +158,7 @@ def paid_rows(db: Path) -> int:
 
 
 def test_a_killed_worker_s_episodes_finish_elsewhere_and_spend_is_counted_once(
-    ray_cluster: LocalCluster, tmp_path: Path
+    ray_cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with SlowOpenAIServer(0.1) as reference:
         run(write(tmp_path / "ref.yaml", slow_grid(tmp_path / "ref", reference.base_url)))
@@ -174,19 +175,35 @@ def test_a_killed_worker_s_episodes_finish_elsewhere_and_spend_is_counted_once(
         executor = runner.executor
         assert isinstance(executor, RayExecutor)
         killed: list[int] = []
+        answered: set[str] = set()
+        play = executor.play
+
+        async def play_noting_answers(todo: Any, session: RunSession) -> None:
+            # A call's record and its cache row come in one message batch, record first: once
+            # recorded, a replay of its episode finds the answer cached.
+            record = session.record
+
+            def recording(model: str, context: Any, *args: Any) -> None:
+                record(model, context, *args)
+                if args[1] is not None and context.episode_id is not None:
+                    answered.add(context.episode_id)
+
+            session.record = recording
+            await play(todo, session)
+
+        monkeypatch.setattr(executor, "play", play_noting_answers)
 
         async def kill_one() -> None:
-            while len(executor.handles) < 2:
+            while len(executor.live) < 2:
                 await asyncio.sleep(0.005)
-            # Both workers ready (each answers only once it has built its models), then about
-            # two calls answered in each of their episodes: the first one's have answered calls
-            # and one in flight.
-            pids = [await handle.pid.remote() for handle in executor.handles]
-            started = server.count
-            while server.count < started + 8:
+            # Both workers started, and each episode the first one plays (its share: 2) has an
+            # answered call stored and cached; one more is in flight.
+            victim = executor.live[0]
+            pid = await victim.handle.pid.remote()
+            while len(victim.playing) < 2 or not answered.issuperset(victim.playing):
                 await asyncio.sleep(0.005)
-            os.kill(pids[0], signal.SIGKILL)
-            killed.append(pids[0])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
 
         async def main() -> RunSummary:
             killer = asyncio.ensure_future(kill_one())

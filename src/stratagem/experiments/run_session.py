@@ -47,10 +47,10 @@ class RunSession:
     failed: Callable[[EpisodeSpec, StratagemError], None]
     human: Callable[[Game, int], Agent] | None = None
     watch: Callable[[Mapping[str, FiguresSource]], None] = lambda pools: None
-    replayed: Callable[[str, int], None] = lambda why, episodes: None
-    """Told (why, how many episodes) when a worker died and its episodes go to others."""
     """Told the endpoint pools once the clients are built: their lines under the progress bar
     and `endpoints.json` (`endpoint_progress`)."""
+    replayed: Callable[[str, int], None] = lambda why, episodes: None
+    """Told (why, how many episodes) when a worker died and its episodes go to others."""
 
     def open(self, spec: EpisodeSpec) -> None:
         open_episode(self.store, self.experiment, spec)

@@ -86,7 +86,9 @@ def _check_reachable(address: str | None) -> None:
 
 
 @dataclass(eq=False)
-class _Worker:
+class Worker:
+    """A worker actor, and the episodes it plays now (sent back to the queue if it dies)."""
+
     handle: Any
     playing: dict[str, EpisodeSpec] = field(default_factory=dict)
 
@@ -99,8 +101,9 @@ class RayExecutor:
             raise StratagemError(f"--workers must be at least 1, got {workers}")
         self.address = address
         self.workers = workers
-        self.handles: list[Any] = []
-        """The live workers' actor handles (for tests that kill one)."""
+        self.live: list[Worker] = []
+        """The live workers: each actor's handle and the episodes it plays (for tests that
+        kill one)."""
 
     def check(self) -> None:
         """Ray installed, and a HOST:PORT address answering: what `play` checks first, asked
@@ -168,7 +171,7 @@ class _Dispatch:
         session.watch(self.pools)
         self.actor_class = ray.remote(num_cpus=0, max_restarts=0)(EpisodeWorker)
         self.replacements = MAX_REPLACEMENTS * self.count
-        self.live: list[_Worker] = []
+        self.live: list[Worker] = []
         self.tasks: set[asyncio.Task[None]] = set()
         self.last_death = ""
 
@@ -194,7 +197,7 @@ class _Dispatch:
                 task.cancel()
             for worker in self.live:
                 self.ray.kill(worker.handle, no_restart=True)
-            self.owner.handles = []
+            self.owner.live = []
 
     async def _watch_nodes(self) -> None:
         """Stop the run when no node is alive: its workers are dead, and a worker started in
@@ -216,12 +219,12 @@ class _Dispatch:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True)
-        worker = _Worker(self.actor_class.options(**options).remote(self.setup))
+        worker = Worker(self.actor_class.options(**options).remote(self.setup))
         self.live.append(worker)
-        self.owner.handles = [w.handle for w in self.live]
+        self.owner.live = list(self.live)
         self.tasks.add(asyncio.ensure_future(self._drive(worker)))
 
-    async def _drive(self, worker: _Worker) -> None:
+    async def _drive(self, worker: Worker) -> None:
         def reply(replies: list[Reply]) -> None:
             if worker in self.live:
                 worker.handle.answer.remote(replies)
@@ -251,7 +254,7 @@ class _Dispatch:
         self.exhausted = spec is None
         return spec
 
-    def _fill(self, worker: _Worker) -> None:
+    def _fill(self, worker: Worker) -> None:
         """Give the worker episodes up to its share, each opened in the store first."""
         batch = []
         while len(worker.playing) < self.slots and (spec := self._next()) is not None:
@@ -272,11 +275,11 @@ class _Dispatch:
             for worker in self.live:
                 worker.handle.close.remote()
 
-    def _died(self, worker: _Worker, exc: Any) -> None:
+    def _died(self, worker: Worker, exc: Any) -> None:
         if getattr(exc, "actor_init_failed", False):  # it would fail again: say why, once
             raise StratagemError(f"a Ray worker could not start: {death_reason(exc)}")
         self.live.remove(worker)
-        self.owner.handles = [w.handle for w in self.live]
+        self.owner.live = list(self.live)
         self.again.extend(worker.playing.values())
         self.last_death = death_reason(exc)
         self.session.replayed(self.last_death, len(worker.playing))
