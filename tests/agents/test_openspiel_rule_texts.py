@@ -95,3 +95,27 @@ def test_the_measuring_example_plays_20_games_of_each_game_in_both_seats() -> No
         for agent in ("plain", "plain-free"):
             seats = [s for s in specs if s.game == game and agent in [x.label for x in s.seats]]
             assert len(seats) == 20
+
+
+def test_a_battleship_seat_is_shown_its_own_grids_and_never_the_others_ships() -> None:
+    """Battleship's observation string draws the seat's grid and its shots; the turn shows it
+    beside the information state, and the rules text says how to read it."""
+    game = get_game(
+        "openspiel:battleship(board_width=4,board_height=4,ship_sizes=[2],ship_values=[1],"
+        "num_shots=4)"
+    )
+    state = game.initial_state(0)
+    for move in ("horizontally with top-left corner in (0, 0)", "vertically with top-left "
+                 "corner in (2, 3)"):  # fmt: skip
+        seat = state.to_act()[0]
+        state, _ = state.apply({seat: f"Pl{seat}: place ship {move}"})
+    state, _ = state.apply({0: "Pl0: shoot at (2, 3)"})  # a hit on seat 1's ship
+    prompter = GamePrompter(game, prompts_for(game))  # type: ignore[arg-type]
+    mine = prompter.turn(state.observation(0), "Reply.")
+    theirs = prompter.turn(state.observation(1), "Reply.")
+    assert "|aa  |" in mine and "|   #|" in mine  # its ship; its shot that hit
+    assert "|aa  |" not in theirs and "|   A|" in theirs  # its own ship, hit; not seat 0's
+    assert "Your grids now (your observation):" in mine
+    assert '"#" a hit' in prompter.system(state.observation(0))
+    kuhn = get_game("openspiel:kuhn_poker").initial_state(0)
+    assert all(kuhn.observation(p).view == "" for p in (0, 1))  # type: ignore[attr-defined]

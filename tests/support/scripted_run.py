@@ -10,11 +10,11 @@ from typing import Any
 from stratagem.experiments.config import config_from_dict
 from stratagem.experiments.runner import Runner, RunSummary
 from stratagem.llm.providers.scripted import _REGISTERED, register_script
-from stratagem.llm.types import Request
+from stratagem.llm.types import Request, Response
 
 
 def run_scripted(
-    output: Path, name: str, reply: Callable[[Request, int], str], **settings: Any
+    output: Path, name: str, reply: Callable[[Request, int], str | Response], **settings: Any
 ) -> RunSummary:
     """Run experiment `name` into `output` on `scripted/<name>` answering with `reply` (registered
     for this run only): PD against TitForTat unless `settings` say otherwise."""

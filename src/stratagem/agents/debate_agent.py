@@ -26,6 +26,12 @@ Termination (AMBIG-5, our choices):
   from the thesis), with up to `max_reasks` re-asks; otherwise the decision is invalid and the
   `InvalidPolicy` applies.
 
+Over a cooperation mechanism (`seed001_mechanisms`), every decision is debated, the mechanism's
+own (propose or answer a contract, disarm) as its stage moves: both system prompts hold the
+mechanism's rules (the suspect's too, since it makes the mechanism's decisions) around Fig 2.11
+and 2.12's fixed lines, the chat-init message is the mechanism's turn (its record and question)
+followed by Fig 2.13, and the value is one of the phase's legal labels.
+
 Memory (AMBIG-12): "fresh" (default; Ag2's `initiate_chat` clears the history by default) starts
 each debate from the two system prompts; "episode" keeps the whole episode's debates, so later
 debates see the earlier ones. The lawyer's prompt, attitude included, is the same for question
@@ -34,7 +40,7 @@ debates (AMBIG-13): it is the lawyer's role.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -49,9 +55,10 @@ from stratagem.agents.parsing import (
     Parser,
     decide_with_reasks,
     merge_messages,
+    plain_reask,
 )
 from stratagem.agents.plain import common_settings, decision_schema
-from stratagem.agents.prompt_variants import prompter_for
+from stratagem.agents.prompt_variants import game_prompts_for, prompter_for
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     ANSWER_KEY,
@@ -61,10 +68,12 @@ from stratagem.agents.questions import (
     answer_schema,
     question_context,
 )
-from stratagem.agents.registry import Architecture, register, repeated_matrix_only
+from stratagem.agents.registry import Architecture, register
+from stratagem.agents.seed001_mechanisms import MechanismPrompts, mechanism_observation, plays
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.matrix.repeated import RepeatedObservation
+from stratagem.games.mechanisms import MechanismGame, MechanismObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response
 
@@ -91,6 +100,17 @@ class Turn:
     def to_json(self) -> dict[str, Any]:
         role = "user" if self.speaker == MODERATOR else "assistant"
         return {"role": role, "name": self.speaker, "content": self.content, "kind": self.kind}
+
+
+@dataclass(frozen=True)
+class Speech:
+    """What one debate says besides its init message: the two system prompts, the closing
+    request, and the correction hint after an unreadable closing reply."""
+
+    suspect: str
+    lawyer: str
+    close: str
+    reask: Callable[[str], str]
 
 
 @dataclass
@@ -131,7 +151,9 @@ class DebateAgent(LLMAgent):
         seed: int | None = None,
         constrain: bool = True,
         name: str | None = None,
+        mechanism: MechanismPrompts | None = None,
     ) -> None:
+        """`mechanism`: the prompts of the cooperation mechanism this agent plays, if any."""
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise StratagemError(f"max_turns must be an integer >= 1, got {max_turns!r}")
         self.attitude = check_attitude(attitude)
@@ -146,6 +168,7 @@ class DebateAgent(LLMAgent):
         self.lawyer_may_end = lawyer_may_end
         self.final_ask = final_ask
         self.memory = check_memory(memory)
+        self.mechanism = mechanism
         self._history: list[Turn] = []
 
     def reset(self, seed: int = 0, episode_id: str | None = None) -> None:
@@ -170,13 +193,20 @@ class DebateAgent(LLMAgent):
         assert obs.stage is not None
         if obs.legal is None:
             raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
-        shown = self.prompter.labels(obs)
-        game_labels = obs.stage.labels[obs.player]
-        init = self.prompter.render("debate_decision.j2", obs)
-        schema = decision_schema(shown) if self.constrain else None
-        context = CallContext(self._episode_id, obs.player, obs.round, "decision")
         parser = JsonDecisionParser()
-        out = await self._debate(obs, init, parser.key, parser, shown, schema, context)
+        mechanism = mechanism_observation(obs)
+        if mechanism is not None:
+            shown = game_labels = self._mechanism(mechanism).labels(mechanism)
+            init = self._mechanism(mechanism).turn(mechanism, "debate_reply.j2")
+            speech = self._mechanism_speech(mechanism)
+        else:
+            shown = self.prompter.labels(obs)
+            game_labels = obs.stage.labels[obs.player]
+            init = self.prompter.render("debate_decision.j2", obs)
+            speech = self._speech(obs, parser.key)
+        schema = decision_schema(shown) if self.constrain else None
+        context = CallContext(self._episode_id, obs.player, obs.moment(), "decision")
+        out = await self._debate(init, parser.key, parser, shown, schema, context, speech)
         decision = Decision(
             action=game_labels[shown.index(out.value)] if out.value is not None else None,
             valid=out.value is not None,
@@ -196,7 +226,8 @@ class DebateAgent(LLMAgent):
         init = self.prompter.render("debate_question.j2", obs, question=question.prompt)
         schema = answer_schema() if self.constrain else None
         context = question_context(self._episode_id, obs)
-        out = await self._debate(obs, init, ANSWER_KEY, AnswerParser(), (), schema, context)
+        speech = self._speech(obs, ANSWER_KEY)
+        out = await self._debate(init, ANSWER_KEY, AnswerParser(), (), schema, context, speech)
         return Answer(
             question_id=question.id,
             question=question.prompt,
@@ -212,17 +243,41 @@ class DebateAgent(LLMAgent):
 
     # -- the debate ----------------------------------------------------------------------------
 
+    def _speech(self, obs: RepeatedObservation, key: str) -> Speech:
+        """The framing's texts (seed-001 Figs 2.11, 2.12 and the closing request)."""
+        suspect, lawyer = self.system_prompts(obs)
+        close = self.prompter.render("debate_close.j2", obs, key=key)
+        return Speech(suspect, lawyer, close, lambda error: self.prompter.reask(error, obs))
+
+    def _mechanism(self, obs: MechanismObservation) -> MechanismPrompts:
+        if self.mechanism is None:
+            raise StratagemError(
+                f"agent '{self.name}' was built without a mechanism's prompts (`mechanism=`)"
+            )
+        return self.mechanism
+
+    def _mechanism_speech(self, obs: MechanismObservation) -> Speech:
+        """The mechanism's rules around the debate's fixed lines (`game_templates/seed-001/`)."""
+        prompts = self._mechanism(obs)
+        advice = prompts.advice(self.attitude, obs)
+        return Speech(
+            prompts.render("debate_suspect.j2", obs),
+            prompts.render("debate_lawyer.j2", obs, advice=advice, attitude=self.attitude),
+            prompts.render("debate_close.j2", obs),
+            plain_reask,
+        )
+
     async def _debate(
         self,
-        obs: RepeatedObservation,
         init: str,
         key: str,
         parser: Parser,
         labels: Sequence[str],
         schema: dict[str, Any] | None,
         context: CallContext,
+        speech: Speech,
     ) -> DebateOutcome:
-        suspect_system, lawyer_system = self.system_prompts(obs)
+        suspect_system, lawyer_system = speech.suspect, speech.lawyer
         turns = self._history if self.memory == "episode" else []
         out = DebateOutcome(turns, start=len(turns))
         turns.append(Turn(SUSPECT, init, "init"))
@@ -256,14 +311,12 @@ class DebateAgent(LLMAgent):
             out.error = f"the debate reached {self.max_turns} turns without {key}"
             out.errors.append(out.error)
         if self.final_ask:
-            await self._close(obs, suspect_system, key, parser, labels, schema, context, out)
+            await self._close(speech, parser, labels, schema, context, out)
         return out
 
     async def _close(
         self,
-        obs: RepeatedObservation,
-        suspect_system: str,
-        key: str,
+        speech: Speech,
         parser: Parser,
         labels: Sequence[str],
         schema: dict[str, Any] | None,
@@ -271,8 +324,8 @@ class DebateAgent(LLMAgent):
         out: DebateOutcome,
     ) -> None:
         """Ask the suspect alone for the value, re-asking like the plain agent."""
-        close = self.prompter.render("debate_close.j2", obs, key=key)
-        out.turns.append(Turn(MODERATOR, close, "close"))
+        suspect_system = speech.suspect
+        out.turns.append(Turn(MODERATOR, speech.close, "close"))
         out.final_ask = True
         kwargs: dict[str, Any] = {
             "temperature": self.temperature,
@@ -289,7 +342,7 @@ class DebateAgent(LLMAgent):
             labels,
             self.max_reasks,
             CallContext(context.episode_id, context.player, context.round, "debate-close"),
-            lambda error: self.prompter.reask(error, obs),
+            speech.reask,
         )
         out.calls += decision.attempts
         out.tokens += decision.tokens
@@ -297,7 +350,7 @@ class DebateAgent(LLMAgent):
         out.errors.extend(decision.errors)
         for text, error in zip(decision.raw, decision.errors, strict=False):
             out.turns.append(Turn(SUSPECT, text, "final"))
-            out.turns.append(Turn(MODERATOR, self.prompter.reask(error, obs), "close"))
+            out.turns.append(Turn(MODERATOR, speech.reask(error), "close"))
         if decision.valid:
             assert isinstance(decision.action, str)
             out.turns.append(Turn(SUSPECT, decision.raw[-1], "final"))
@@ -350,10 +403,15 @@ def _view(me: Speaker, system: str, turns: Sequence[Turn]) -> list[Message]:
 
 
 def _build(settings: Any, client: LLMClient, game: Game) -> DebateAgent:
-    """seed-001's prompts in the JSON format, with the entry's attitude."""
+    """seed-001's prompts in the JSON format, with the entry's attitude; over a mechanism, its
+    prompts too (under the seat's prompt variant, as the plain player reads them)."""
     prompter = prompter_for(settings, "json", "prompt")
+    mechanism = None
+    if isinstance(game, MechanismGame):
+        mechanism = MechanismPrompts(game, game_prompts_for(settings, game))
     return DebateAgent(
         client, settings.attitude, prompter, max_turns=settings.max_turns, memory=settings.memory,
+        mechanism=mechanism,
         **common_settings(settings),
     )  # fmt: skip
 
@@ -363,7 +421,7 @@ register(
         "debate",
         "a suspect and a lawyer debate until a decision (seed-001 §6.3)",
         _build,
-        repeated_matrix_only,
+        plays,
         # every turn, then the final ask
         calls=lambda settings, game: float(settings.max_turns) + 1,
         templates=frozenset(

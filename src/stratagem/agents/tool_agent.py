@@ -22,6 +22,13 @@ After `max_reasks` re-asks the decision is invalid and the `InvalidPolicy` appli
 costs at most 1 + max_tool_calls + max_reasks model calls. A reply that never calls the tool is
 accepted, as in the thesis' rare tool-less runs.
 
+Over a cooperation mechanism (`seed001_mechanisms`), the system prompt is the mechanism's rules
+followed by Fig 2.8's tool lines and the decision prompt its turn (record and question) followed
+by Fig 2.9; each stage move goes through the loop above, the lawyer advising a stage action. The
+mechanism's own decisions (propose or answer a contract, disarm) are the general player's
+(`GeneralLLMAgent`: one call, re-asked): the lawyer's advice is a stage action, which answers
+none of them.
+
 Memory (AMBIG-12): `memory="fresh"` (default) starts every decision and question from
 [system, prompt with the history summary], the way the plain agent and Ag2's `initiate_chat`
 (which clears the history by default) work; `memory="episode"` keeps one conversation for the
@@ -32,12 +39,13 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from stratagem.agents.attitudes import Attitude, check_attitude
 from stratagem.agents.base import Decision, LLMClient, messages_to_data
+from stratagem.agents.general import GeneralLLMAgent
 from stratagem.agents.llm_agent import LLMAgent, check_count
 from stratagem.agents.memory import Memory, check_memory
 from stratagem.agents.parsing import (
@@ -46,9 +54,10 @@ from stratagem.agents.parsing import (
     ParseError,
     Parser,
     merge_messages,
+    plain_reask,
 )
 from stratagem.agents.plain import common_settings, decision_schema
-from stratagem.agents.prompt_variants import prompter_for
+from stratagem.agents.prompt_variants import game_prompts_for, prompter_for
 from stratagem.agents.prompts import Prompter
 from stratagem.agents.questions import (
     Answer,
@@ -57,11 +66,13 @@ from stratagem.agents.questions import (
     answer_schema,
     question_context,
 )
-from stratagem.agents.registry import Architecture, register, repeated_matrix_only
+from stratagem.agents.registry import Architecture, register
+from stratagem.agents.seed001_mechanisms import MechanismPrompts, mechanism_observation, plays
 from stratagem.agents.tools import LawyerTool, build_lawyer
 from stratagem.errors import StratagemError
 from stratagem.games.base import Game, Observation
 from stratagem.games.matrix.repeated import RepeatedObservation
+from stratagem.games.mechanisms import MechanismGame, MechanismObservation
 from stratagem.llm.pipeline import CallContext
 from stratagem.llm.types import Message, Request, Response, ToolCall
 
@@ -113,13 +124,23 @@ class ToolAgent(LLMAgent):
         seed: int | None = None,
         constrain: bool = True,
         name: str | None = None,
+        mechanism: MechanismPrompts | None = None,
     ) -> None:
+        """`mechanism`: the prompts of the cooperation mechanism this agent plays, if any."""
         self.attitude = check_attitude(attitude)
         super().__init__(
             client, name=name or f"tool-{self.attitude}:{client.model}", max_reasks=max_reasks,
             invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
             constrain=constrain,
         )  # fmt: skip
+        self.mechanism = mechanism
+        self.general: GeneralLLMAgent | None = None
+        if mechanism is not None:
+            self.general = GeneralLLMAgent(
+                client, mechanism.game, mechanism.prompts, name=self.name, max_reasks=max_reasks,
+                invalid=invalid, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                constrain=constrain,
+            )  # fmt: skip
         self.prompter = prompter or Prompter("prisoner", output="json")
         self.max_tool_calls = check_count("max_tool_calls", max_tool_calls)
         if after_limit not in get_args(AfterLimit):
@@ -135,6 +156,8 @@ class ToolAgent(LLMAgent):
         super().reset(seed, episode_id)
         self._rng = random.Random(seed)
         self._memory = []
+        if self.general is not None:
+            self.general.reset(seed, episode_id)
 
     @property
     def conversation(self) -> tuple[Message, ...]:
@@ -146,13 +169,20 @@ class ToolAgent(LLMAgent):
         assert obs.stage is not None
         if obs.legal is None:
             raise StratagemError(f"agent '{self.name}' was asked to act with no move to make")
+        mechanism = mechanism_observation(obs)
+        if mechanism is not None:
+            return await self._act_under(mechanism)
         shown = self.prompter.labels(obs)
         game_labels = obs.stage.labels[obs.player]
         lawyer = build_lawyer(self.attitude, self.prompter, obs)
         prompt = self.prompter.render("tool_decision.j2", obs)
         schema = decision_schema(shown) if self.constrain else None
         context = CallContext(self._episode_id, obs.player, obs.round, "decision")
-        ex = await self._exchange(obs, lawyer, prompt, JsonDecisionParser(), shown, schema, context)
+        system = self.prompter.render("tool_system.j2", obs)
+        ex = await self._exchange(
+            obs, lawyer, system, prompt, JsonDecisionParser(), shown, schema, context,
+            lambda error: self.prompter.reask(error, obs),
+        )  # fmt: skip
         extra = self._extra(lawyer, ex)
         decision = Decision(
             action=game_labels[shown.index(ex.value)] if ex.value is not None else None,
@@ -174,7 +204,11 @@ class ToolAgent(LLMAgent):
         prompt = self.prompter.render("tool_question.j2", obs, question=question.prompt)
         schema = answer_schema() if self.constrain else None
         context = question_context(self._episode_id, obs)
-        ex = await self._exchange(obs, lawyer, prompt, AnswerParser(), (), schema, context)
+        system = self.prompter.render("tool_system.j2", obs)
+        ex = await self._exchange(
+            obs, lawyer, system, prompt, AnswerParser(), (), schema, context,
+            lambda error: self.prompter.reask(error, obs),
+        )  # fmt: skip
         return Answer(
             question_id=question.id,
             question=question.prompt,
@@ -188,28 +222,59 @@ class ToolAgent(LLMAgent):
             extra=self._extra(lawyer, ex),
         )
 
+    async def _act_under(self, obs: MechanismObservation) -> Decision:
+        """A decision under a cooperation mechanism: a stage move through the lawyer loop, with
+        the mechanism's rules and record; the mechanism's own decisions the general player's."""
+        if self.mechanism is None or self.general is None:
+            raise StratagemError(
+                f"agent '{self.name}' was built without a mechanism's prompts (`mechanism=`)"
+            )
+        if obs.phase != "move":
+            decision = await self.general.act(obs)
+            return replace(decision, extra={**decision.extra, "architecture": "tool"})
+        shown = self.mechanism.labels(obs)
+        lawyer = build_lawyer(self.attitude, self.prompter, obs)
+        system = self.mechanism.render("tool_system.j2", obs, attitude=self.attitude)
+        prompt = self.mechanism.turn(obs, "tool_reply.j2")
+        schema = decision_schema(shown) if self.constrain else None
+        context = CallContext(self._episode_id, obs.player, obs.moment(), "decision")
+        ex = await self._exchange(
+            obs, lawyer, system, prompt, JsonDecisionParser(), shown, schema, context, plain_reask
+        )
+        decision = Decision(
+            action=ex.value,
+            valid=ex.value is not None,
+            attempts=ex.calls,
+            raw=tuple(ex.raw),
+            errors=tuple(ex.errors),
+            error=ex.error,
+            messages=messages_to_data(ex.conversation),
+            tokens=ex.tokens,
+            extra=self._extra(lawyer, ex),
+        )
+        return self.invalid.apply(decision, shown)
+
     # -- the handler loop --------------------------------------------------------------------
 
     async def _exchange(
         self,
         obs: RepeatedObservation,
         lawyer: LawyerTool,
+        system: str,
         prompt: str,
         parser: Parser,
         labels: Sequence[str],
         schema: dict[str, Any] | None,
         context: CallContext,
+        reask: Callable[[str], str],
     ) -> Exchange:
         if self.memory == "episode":
             if not self._memory:
-                self._memory.append(Message("system", self.prompter.render("tool_system.j2", obs)))
+                self._memory.append(Message("system", system))
             self._memory.append(Message("user", prompt))
             conversation = self._memory
         else:
-            conversation = [
-                Message("system", self.prompter.render("tool_system.j2", obs)),
-                Message("user", prompt),
-            ]
+            conversation = [Message("system", system), Message("user", prompt)]
         ex = Exchange(conversation)
         reasks = 0
         purpose = context.purpose
@@ -244,7 +309,7 @@ class ToolAgent(LLMAgent):
                     ex.errors.append(error)
                     ex.steps.append({"reply": response.text, "error": error})
                     conversation.append(Message("assistant", response.text))
-                    conversation.append(Message("user", self.prompter.reask(error, obs)))
+                    conversation.append(Message("user", reask(error)))
                 else:
                     ex.steps.append({"reply": response.text})
                     conversation.append(Message("assistant", response.text))
@@ -318,11 +383,15 @@ def _calls_text(calls: Sequence[ToolCall]) -> str:
 
 
 def _build(settings: Any, client: LLMClient, game: Game) -> ToolAgent:
-    """seed-001's prompts in the JSON format, with the entry's attitude."""
+    """seed-001's prompts in the JSON format, with the entry's attitude; over a mechanism, its
+    prompts too (under the seat's prompt variant, as the plain player reads them)."""
     prompter = prompter_for(settings, "json", "prompt")
+    mechanism = None
+    if isinstance(game, MechanismGame):
+        mechanism = MechanismPrompts(game, game_prompts_for(settings, game))
     return ToolAgent(
         client, settings.attitude, prompter, max_tool_calls=settings.max_tool_calls,
-        memory=settings.memory,
+        memory=settings.memory, mechanism=mechanism,
         **common_settings(settings),
     )  # fmt: skip
 
@@ -332,7 +401,7 @@ register(
         "tool",
         "a lawyer tool the model may call before deciding (seed-001 §6.2)",
         _build,
-        repeated_matrix_only,
+        plays,
         # each tool result, then the move
         calls=lambda settings, game: 1.0 + settings.max_tool_calls,
         templates=frozenset(

@@ -1,12 +1,12 @@
 """Any OpenSpiel game as a stratagem game: `openspiel:<game string>` (`openspiel:kuhn_poker`,
 `openspiel:goofspiel(num_cards=5)`).
 
-OpenSpiel's state stays inside the engine: each seat observes only OpenSpiel's own string for it
-(the board for perfect-information games; the seat's information state, else its observation
-string, for the others), so another seat's private information (a card) never reaches it. Actions
-are the legal actions' strings, a `Choice`, validated by the engine as every action is. Chance
-outcomes are drawn from the episode's seed, one draw per position in the history, so a seed replays
-exactly. Payoffs are OpenSpiel's returns.
+OpenSpiel's state stays inside the engine: each seat observes only OpenSpiel's own strings for
+it (the board for perfect-information games; the seat's information state, else its observation
+string, for the others; in the games of `DRAWN`, both), so another seat's private information (a
+card) never reaches it. Actions are the legal actions' strings, a `Choice`, validated by the
+engine as every action is. Chance outcomes are drawn from the episode's seed, one draw per
+position in the history, so a seed replays exactly. Payoffs are OpenSpiel's returns.
 
 Events: the moves and chance outcomes, and the board as OpenSpiel prints it after each step. In a
 perfect-information (or one-shot) game they are public. In an imperfect-information game a move
@@ -36,6 +36,10 @@ from stratagem.games.spaces import Action, Choice, IllegalAction
 
 RECORD_ONLY: frozenset[int] = frozenset()
 """The visibility of what no seat may see: kept for the transcript and the replay."""
+DRAWN: frozenset[str] = frozenset({"battleship"})
+"""Games whose observation string draws the position a seat sees (battleship: its own grid
+and its shots), shown beside the seat's information state, whose rules text
+(`rules/<name>.md`) explains the drawing."""
 
 
 class OpenSpielGame(Game):
@@ -66,6 +70,14 @@ class OpenSpielGame(Game):
         self.title = kind.long_name
         self.read = reader(self.spiel_game)
         """A seat's string in an imperfect-information game (`seat_string`)."""
+        self.views = (
+            not self.perfect
+            and kind.short_name in DRAWN
+            and kind.provides_information_state_string
+            and kind.provides_observation_string
+        )
+        """Whether a seat is shown its observation string besides its information state
+        (`seat_view`)."""
 
     def description(self) -> str:
         info = "perfect" if self.perfect else "imperfect"
@@ -96,6 +108,10 @@ class OpenSpielObservation(Observation):
     info: str = ""
     """The board (perfect information) or this seat's information state (else its observation
     string), as OpenSpiel prints it."""
+    view: str = field(default="", repr=False)
+    """This seat's observation string where `info` is its information state and the two differ:
+    the position now as OpenSpiel draws it for the seat (battleship's two grids) beside the
+    history of what it saw; empty otherwise. Prompts show it where the rules text explains it."""
     world: Callable[[random.Random], Any] | None = field(default=None, repr=False, compare=False)
     """A pyspiel state consistent with what this seat knows (the true one in a perfect-information
     game, one resampled from the seat's information state otherwise), for OpenSpiel's own bots."""
@@ -142,6 +158,7 @@ class OpenSpielState(State):
             title=self.game.title,
             perfect=self.game.perfect,
             info=seat_string(self.game, self.raw, player),
+            view=seat_view(self.game, self.raw, player),
             world=lambda rng: self._world(player, rng),
         )
 
@@ -199,6 +216,16 @@ def action_labels(raw: Any, player: int) -> dict[str, int]:
 def seat_string(game: OpenSpielGame, raw: Any, player: int) -> str:
     """What `player` is shown: never another seat's private information (module docstring)."""
     return str(raw) if game.perfect else game.read(raw, player)
+
+
+def seat_view(game: OpenSpielGame, raw: Any, player: int) -> str:
+    """`player`'s observation string beside its information state (`OpenSpielObservation.view`):
+    by OpenSpiel's contract what that seat observes, so never another seat's private
+    information either."""
+    if not game.views:
+        return ""
+    view = str(raw.observation_string(player))
+    return "" if view == game.read(raw, player) else view
 
 
 def _witness(
