@@ -97,6 +97,31 @@ def test_a_growing_transcript_evaluates_only_its_new_tokens(provider: LocalProvi
     assert provider.stats.last_evaluated < 20
 
 
+def test_calls_whose_callers_gave_up_free_their_sequences(provider: LocalProvider) -> None:
+    """A run that stops cancels its calls in flight: each leaves the engine (its sequence free
+    for the next call), and the calls after them are answered as usual."""
+    long = Request(messages=(Message("user", "Tell a long story."),), max_tokens=200)
+
+    async def give_up() -> None:
+        tasks = [asyncio.ensure_future(provider.complete(long, 0)) for _ in range(6)]
+        await asyncio.sleep(1.0)  # four decoding, two waiting
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(give_up())
+    after = Request(messages=(Message("user", "Hi"),), max_tokens=3, temperature=0.0)
+
+    async def four() -> list[Response]:
+        return await asyncio.wait_for(
+            asyncio.gather(*(provider.complete(after, 0) for _ in range(4))), timeout=120
+        )
+
+    assert len(asyncio.run(four())) == 4
+    engine = provider._loaded().engines[4]
+    assert sorted(engine._free) == [0, 1, 2, 3] and not engine._active
+
+
 def test_a_grammar_that_cannot_be_built_is_a_permanent_error(provider: LocalProvider) -> None:
     request = Request(messages=(Message("user", "x"),), json_schema={"type": "nonsense"})
     with pytest.raises(PermanentError):

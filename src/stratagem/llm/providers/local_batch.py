@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
 
 N_BATCH = 512
+GAVE_UP = RuntimeError("the caller gave up")
+"""How a cancelled call leaves: as after an error, its partial cache is cleared."""
 """Tokens evaluated per step at most, all sequences together (llama-cpp-python's n_batch)."""
 
 
@@ -60,6 +62,8 @@ class _Call:
     """Tokens to evaluate before the next sample."""
     evaluated: int = 0
     """Prompt tokens evaluated (the rest came from the KV cache)."""
+    over: bool = False
+    """Left the engine: its sequence freed, its decoder closed."""
 
 
 class BatchEngine:
@@ -131,8 +135,10 @@ class BatchEngine:
             self._cond.notify()
         self._thread.join()
         for call in [*self._active, *self._waiting]:
-            call.decoder.close()
-            call.future.set_exception(RuntimeError("the local model was unloaded"))
+            if not call.over:
+                call.decoder.close()
+            if not call.future.done():  # a caller that gave up was cancelled already
+                call.future.set_exception(RuntimeError("the local model was unloaded"))
         llama_cpp.llama_batch_free(self._batch)
         self._ctx.close()  # type: ignore[no-untyped-call]
         self._model.close()  # type: ignore[no-untyped-call]
@@ -163,7 +169,7 @@ class BatchEngine:
         prompt, and trim that cache to the shared prefix."""
         import llama_cpp
 
-        if call.decoder.finish is not None:  # max_tokens 0
+        if call.decoder.finish is not None or call.future.cancelled():  # max_tokens 0, gave up
             self._leave(call, None)
             return
         wanted = np.asarray(call.prompt, dtype=np.int32)
@@ -194,6 +200,8 @@ class BatchEngine:
         whose tokens are all evaluated."""
         import llama_cpp
 
+        for call in [c for c in self._active if c.future.cancelled()]:
+            self._leave(call, GAVE_UP)  # its caller gave up (a run stopped): free its sequence
         batch = self._batch
         sampled: list[tuple[_Call, int]] = []
         n = 0
@@ -214,6 +222,8 @@ class BatchEngine:
             if not call.todo:
                 batch.logits[n - 1] = True
                 sampled.append((call, n - 1))
+        if n == 0:  # every active call gave up
+            return
         batch.n_tokens = n
         self.widest = max(self.widest, len(sampled))
         if llama_cpp.llama_decode(self._ctx.ctx, batch) != 0:
@@ -235,8 +245,11 @@ class BatchEngine:
                 call.todo = list(call.decoder.pending)
 
     def _leave(self, call: _Call, error: BaseException | None) -> None:
-        if call.future.done():
+        """Free the call's sequence (its cache saved for reuse after a reply, cleared after an
+        error), then answer it unless its caller gave up."""
+        if call.over:
             return
+        call.over = True
         call.decoder.close()
         if call.seq >= 0:
             self._active.remove(call)
@@ -251,6 +264,8 @@ class BatchEngine:
                 )
                 self._held[call.seq] = []
             self._free.append(call.seq)
+        if call.future.done():
+            return
         if error is not None:
             call.future.set_exception(error)
         else:
