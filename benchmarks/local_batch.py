@@ -13,6 +13,13 @@ one call at a time under the model's lock), side by side in one process, and pri
 and tokens/s (prompt + reply tokens submitted per second). Replies differ between runs only
 where sampling draws differ, so the ratios are per call.
 
+Then, for each workload unbatched at 8 in flight, the share of the decoding time spent
+evaluating prompts (`local_decoding._eval_prompt`, timed around it): batching shares the reply
+steps among sequences, not prompt evaluation (a matrix product already, as fast per token
+alone), so 1 / that share bounds what batching can give (Amdahl), and so does the same with the
+reply steps only `STEP_GAIN` times faster, llama.cpp's own gain for 8 sequences on this machine
+(issue 38's table: 181 vs 74 tokens/s).
+
     .venv/bin/python benchmarks/local_batch.py [--calls 24] [--workloads thesis,magic]
 """
 
@@ -34,11 +41,15 @@ from stratagem.games.base import Game
 from stratagem.games.catalog import get_game, get_stage
 from stratagem.games.matrix.repeated import RepeatedGame
 from stratagem.llm.pipeline import CallContext
+from stratagem.llm.providers import local, local_decoding
 from stratagem.llm.providers.local import LocalProvider
 from stratagem.llm.types import Request, Response
 from stratagem.strategies.registry import get_strategy
 
 IN_FLIGHT = (1, 4, 8)
+STEP_GAIN = 181 / 74
+"""Tokens/s of 8 sequences decoded together over one alone, llama.cpp's low-level API on the
+2-core machine (issue 38)."""
 WORKLOADS = {
     "thesis": ("dilemma", "plain", {"framing": "prisoner", "output": "json"}, 5),
     "magic": ("chameleon/0", "magic", {}, 0),
@@ -115,6 +126,42 @@ async def cell(provider: LocalProvider, workload: str, in_flight: int, calls: in
     return tally
 
 
+@contextlib.contextmanager
+def timing_prompts(spent: dict[str, float]) -> Iterator[None]:
+    """Seconds in prompt evaluation and in whole one-call decodings, added to `spent`."""
+    eval_prompt, generate = local_decoding._eval_prompt, local_decoding.generate
+
+    def timed_eval(*args: Any) -> int:
+        started = time.perf_counter()
+        try:
+            return eval_prompt(*args)
+        finally:
+            spent["prompt"] += time.perf_counter() - started
+
+    def timed_generate(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return generate(*args, **kwargs)
+        finally:
+            spent["decoding"] += time.perf_counter() - started
+
+    local_decoding._eval_prompt = timed_eval  # type: ignore[assignment]
+    local.generate = timed_generate  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        local_decoding._eval_prompt = eval_prompt
+        local.generate = generate  # type: ignore[attr-defined]
+
+
+def prompt_share(provider: LocalProvider, workload: str, calls: int) -> float:
+    """The share of the unbatched decoding time at 8 in flight that evaluates prompts."""
+    spent = {"prompt": 0.0, "decoding": 0.0}
+    with timing_prompts(spent):
+        asyncio.run(cell(provider, workload, IN_FLIGHT[-1], calls))
+    return spent["prompt"] / spent["decoding"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=24, help="calls per cell")
@@ -142,6 +189,12 @@ def main() -> None:
     print()
     for workload, ratio in ratios.items():
         print(f"{workload}: batched / unbatched at 8 in flight: {ratio:.2f}x")
+    print("\nprompt evaluation's share of the unbatched decoding time at 8 in flight, and the")
+    print(f"most batching could give: reply steps free / {STEP_GAIN:.2f}x faster (Amdahl)")
+    for workload in ratios:
+        share = prompt_share(providers["unbatched"], workload, args.calls)
+        bound = 1 / (share + (1 - share) / STEP_GAIN)
+        print(f"{workload}: {share:.0%} prompt evaluation: at most {1 / share:.2f}x / {bound:.2f}x")
 
 
 if __name__ == "__main__":
