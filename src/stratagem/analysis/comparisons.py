@@ -32,6 +32,7 @@ difference is the same, V = 0: the interval is that value and the p-value is und
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -222,7 +223,58 @@ def cluster_t(
     """The mean of paired differences with its CR1 cluster-robust t interval (module docstring);
     `clusters[i]` is pair i's cluster, None for one pair per cluster (the paired t)."""
     _check_level(level)
-    d = np.array([_number(x, f"difference {i}") for i, x in enumerate(differences)])
+    d, codes, g = _clustered(differences, clusters)
+    n = int(d.size)
+    mean, se = _mean_se(d, codes, g)
+    method = PAIRED_T if clusters is None or g == n else CLUSTER_T
+    by = None if clusters is None else cluster_by or "cluster"
+    base = Comparison(
+        mean, None, None, level, None, n, g, paired_by, method, by,
+        mean_a=mean_a, mean_b=mean_b, unpaired_a=unpaired_a, unpaired_b=unpaired_b,
+    )  # fmt: skip
+    if se is None:
+        return base
+    df = g - 1
+    if se == 0.0:
+        return dataclasses.replace(base, ci_low=mean, ci_high=mean, se=0.0, df=df)
+    half = t_quantile(level, df) * se
+    p = float(2 * stats.t.sf(abs(mean) / se, df))
+    return dataclasses.replace(base, ci_low=mean - half, ci_high=mean + half, p=p, se=se, df=df)
+
+
+def mean_interval(
+    values: Sequence[float], clusters: Sequence[Hashable] | None = None, level: float = 0.95
+) -> tuple[float, float | None, float | None, int]:
+    """`cluster_t`'s estimate, interval and count without its p-value or record: the same
+    numbers, for the viewer's charts, which ask it of thousands of small means."""
+    _check_level(level)
+    d, codes, g = _clustered(values, clusters)
+    mean, se = _mean_se(d, codes, g)
+    if se is None:
+        return mean, None, None, int(d.size)
+    half = t_quantile(level, g - 1) * se if se else 0.0
+    return mean, mean - half, mean + half, int(d.size)
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(level: float, df: int) -> float:
+    """The two-sided t quantile of `level`, kept: scipy's ppf costs more than the rest of a
+    small interval."""
+    return float(stats.t.ppf(1 - (1 - level) / 2, df))
+
+
+def _clustered(
+    values: Sequence[float], clusters: Sequence[Hashable] | None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The values as an array (each checked a finite number), each one's cluster code, and the
+    number of clusters (each value its own without `clusters`)."""
+    try:
+        d = np.array(values, dtype=np.float64) if len(values) else np.zeros(0)
+        checked = d.ndim == 1 and bool(np.all(np.isfinite(d)))
+    except (TypeError, ValueError):
+        checked = False
+    if not checked:  # each value as a number, naming the first that is not
+        d = np.array([_number(x, f"difference {i}") for i, x in enumerate(values)])
     n = int(d.size)
     if n == 0:
         raise StratagemError("no pairs to compare")
@@ -232,26 +284,24 @@ def cluster_t(
         codes = np.arange(n)
     else:
         _, codes = np.unique(np.array([repr(c) for c in clusters]), return_inverse=True)
-    g = int(codes.max()) + 1
+    return d, codes, int(codes.max()) + 1
+
+
+def _mean_se(d: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float | None]:
+    """The mean and its CR1 standard error: None under two clusters, 0.0 when every value is
+    the same or the error is rounding noise."""
+    n = int(d.size)
     mean = float(d.mean())
-    if np.all(d == d[0]):
+    same = bool(np.all(d == d[0]))
+    if same:
         mean = float(d[0])  # exact, not up to rounding
-    method = PAIRED_T if clusters is None or g == n else CLUSTER_T
-    by = None if clusters is None else cluster_by or "cluster"
-    base = Comparison(
-        mean, None, None, level, None, n, g, paired_by, method, by,
-        mean_a=mean_a, mean_b=mean_b, unpaired_a=unpaired_a, unpaired_b=unpaired_b,
-    )  # fmt: skip
     if g < 2:
-        return base
+        return mean, None
     sums = np.bincount(codes, weights=d - mean, minlength=g)
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2)) / n**2)
-    df = g - 1
     # A standard error that is rounding noise (clusters whose differences cancel exactly leave
     # ~1e-17) is zero: a p-value from it would claim evidence where there is none.
     scale = max(float(np.max(np.abs(d))), 1.0)
-    if se <= 1e-9 * scale or np.all(d == d[0]):
-        return dataclasses.replace(base, ci_low=mean, ci_high=mean, se=0.0, df=df)
-    half = float(stats.t.ppf(1 - (1 - level) / 2, df)) * se
-    p = float(2 * stats.t.sf(abs(mean) / se, df))
-    return dataclasses.replace(base, ci_low=mean - half, ci_high=mean + half, p=p, se=se, df=df)
+    if se <= 1e-9 * scale or same:
+        return mean, 0.0
+    return mean, se

@@ -39,6 +39,7 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from stratagem.analysis.bootstrap import check_bootstrap, percentile_interval, resample_counts
 from stratagem.errors import StratagemError
@@ -223,12 +224,15 @@ def bradley_terry(
         ref = float(theta[idx[anchor]] if anchor is not None else theta.mean())
         return np.asarray(base + ELO_SCALE * (theta - ref), dtype=np.float64)
 
-    theta = fit_strengths(i, j, y, w, n, l2)
-    point = to_ratings(theta)
-    reps: list[FloatArray] = []
-    for counts in resample_counts(unit_types, n_boot, seed):
-        for row in counts:
-            reps.append(to_ratings(fit_strengths(i, j, y, w * row[game], n, l2, x0=theta)))
+    # Each fit is tiny: BLAS threads only add overhead (20x slower on two busy cores, the
+    # viewer's Analysis part waiting on the bootstrap); one thread gives the same numbers.
+    with threadpool_limits(limits=1, user_api="blas"):
+        theta = fit_strengths(i, j, y, w, n, l2)
+        point = to_ratings(theta)
+        reps: list[FloatArray] = []
+        for counts in resample_counts(unit_types, n_boot, seed):
+            for row in counts:
+                reps.append(to_ratings(fit_strengths(i, j, y, w * row[game], n, l2, x0=theta)))
     boot = np.stack(reps)
 
     rows = []
