@@ -60,7 +60,7 @@ def test_report_cells_table_counts_an_llm_in_seat_1(seats: Path) -> None:
 
 
 def test_viewer_cells_count_an_llm_in_seat_1(seats: Path) -> None:
-    cells = Sources([seats]).cells("0", "seats")
+    cells = Sources([seats]).cells(seats.name, "seats")
     by_seat0 = {c["lineup"][0].split(":")[0]: c for c in cells}
     assert set(by_seat0) == {"TitForTat", "a"}
     assert by_seat0["TitForTat"]["invalid_rate"] == 0.0  # seat 0's own moves, kept as they are

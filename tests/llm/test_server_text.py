@@ -121,7 +121,7 @@ def shown_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     sources = Sources([out])
     try:
         for episode in episodes:
-            view = sources.episode("0", episode, Perspective.parse("all"))
+            view = sources.episode(out.name, episode, Perspective.parse("all"))
             seen.append(json.dumps(view, ensure_ascii=False))
     finally:
         sources.close()

@@ -15,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 from support.browser import rendered
 from support.cli import cli
+from support.named import only
 from test_export import read_data
 
 from stratagem.analysis.calibration import calibration
@@ -43,7 +44,7 @@ def experiment(sources: Sources) -> str:
 
 @pytest.fixture(scope="module")
 def analysis(sources: Sources, experiment: str) -> dict[str, Any]:
-    return sources.analysis("0", experiment)
+    return sources.analysis(only(sources), experiment)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,9 @@ def report(magic_results: Path, experiment: str) -> Iterator[ReportData]:
 
 
 def ids_of(sources: Sources, experiment: str, group: str) -> list[str]:
-    got = sources.episodes("0", experiment, filters={"group": group}, per_page=MAX_PER_PAGE)
+    got = sources.episodes(
+        only(sources), experiment, filters={"group": group}, per_page=MAX_PER_PAGE
+    )
     assert got["total"] == len(got["items"])
     return [item["id"] for item in got["items"]]
 
@@ -137,7 +140,7 @@ def test_noise_floors_are_the_reports(analysis: dict[str, Any], report: ReportDa
 
 def test_a_group_no_row_has_is_a_bad_query(sources: Sources, experiment: str) -> None:
     with pytest.raises(BadQuery, match=r"^filter group='magic/x': no leaderboard row"):
-        sources.episodes("0", experiment, filters={"group": "magic/x"})
+        sources.episodes(only(sources), experiment, filters={"group": "magic/x"})
 
 
 def test_the_api_answers_the_analysis_and_the_group_filter(
@@ -146,7 +149,7 @@ def test_the_api_answers_the_analysis_and_the_group_filter(
     app = build_app([magic_results])
     try:
         client = TestClient(app, base_url="http://127.0.0.1")
-        base = f"/api/experiments/0/{experiment.encode().hex()}"
+        base = f"/api/experiments/{magic_results.name}/{experiment.encode().hex()}"
         got = client.get(f"{base}/analysis")
         assert got.status_code == 200 and got.json() == json.loads(json.dumps(analysis))
         group = next(iter(rows(analysis, "magic/roles")))
@@ -157,7 +160,12 @@ def test_the_api_answers_the_analysis_and_the_group_filter(
         assert bad.json() == {
             "error": "filter group='no such row': no leaderboard row of this experiment has it"
         }
-        assert client.get(f"/api/experiments/0/{b'nope'.hex()}/analysis").status_code == 404
+        assert (
+            client.get(
+                f"/api/experiments/{magic_results.name}/{b'nope'.hex()}/analysis"
+            ).status_code
+            == 404
+        )
         assert client.get("/index.html").text == client.get("/").text  # a report's way back
     finally:
         app.state.data.close()
@@ -173,7 +181,7 @@ def test_the_export_writes_the_analysis_and_indexes_each_row(
 ) -> None:
     out, seat = tmp_path / "site", tmp_path / "seat"
     assert cli(capsys, "view", str(magic_results), "--export", str(out))[0] == 0
-    folder = out / experiment_dir("0", experiment)
+    folder = out / experiment_dir(magic_results.name, experiment)
     assert read_data(folder / "analysis.js")[1] == json.loads(json.dumps(analysis))
     listed = read_data(folder / "episodes.js")[1]
     groups = {r["group"]: r for b in analysis["leaderboards"] for r in b["rows"]}
@@ -183,7 +191,7 @@ def test_the_export_writes_the_analysis_and_indexes_each_row(
     # From file://: the list filtered to a row, as the page shows it.
     group = next(g for g, r in groups.items() if r["episodes"] == 1)
     index = (out / "index.html").as_uri()
-    dom = rendered(f"{index}#/x/0/{experiment}?group={quote(group, safe='')}")
+    dom = rendered(f"{index}#/x/{magic_results.name}/{experiment}?group={quote(group, safe='')}")
     assert "Episodes (1)" in dom and "The episodes behind the leaderboard row" in dom
     # A report's link (`viewer_link`, from report/<source>/): the experiment found, the row shown.
     link = viewer_link(experiment, group).removeprefix("../../index.html")
@@ -192,7 +200,7 @@ def test_the_export_writes_the_analysis_and_indexes_each_row(
     # A seat's export: no analysis, no row to filter by.
     assert cli(capsys, "view", str(magic_results), "--export", str(seat),
                "--perspective", "seat:0")[0] == 0  # fmt: skip
-    folder = seat / experiment_dir("0", experiment)
+    folder = seat / experiment_dir(magic_results.name, experiment)
     withheld = read_data(folder / "analysis.js")[1]
     assert withheld["leaderboards"] == withheld["calibration"] == withheld["noise"] == []
     assert "withheld" in withheld

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import pytest
 from support.browser import chromium, serving
+from support.named import only
 from test_browser import csp_errors, wait
 
 from stratagem.analysis.report import build_report
@@ -39,8 +40,8 @@ def analysis(magic_results: Path) -> dict[str, Any]:
     """The experiment's analysis as the data layer answers it, its id, and each row's ids."""
     sources = Sources([magic_results])
     (x,) = sources.experiments()
-    found = sources.analysis("0", x["id"])
-    listed = lambda group: sources.episodes("0", x["id"], filters={"group": group})  # noqa: E731
+    found = sources.analysis(only(sources), x["id"])
+    listed = lambda group: sources.episodes(only(sources), x["id"], filters={"group": group})  # noqa: E731
     ids = {
         r["group"]: [e["id"] for e in listed(r["group"])["items"]]
         for b in found["leaderboards"]
@@ -68,7 +69,7 @@ def test_a_row_opens_its_episodes_and_the_calibration_is_drawn(
     from selenium.webdriver.common.by import By
 
     driver = chromium
-    driver.get(f"{served}#/x/0/{quote(analysis['id'])}")
+    driver.get(f"{served}#/x/out/{quote(analysis['id'])}")
     wait(driver, lambda d: episodes_heading(d) == "Episodes (8)")
     summary = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "details.analysis summary"))
     summary[0].click()  # folded until asked: its ratings refit bootstraps
@@ -110,7 +111,7 @@ def test_a_report_link_opens_the_row_s_episodes(
 ) -> None:
     from selenium.webdriver.common.by import By
 
-    url = served + report_url("0", analysis["id"])
+    url = served + report_url("out", analysis["id"])
     with urllib.request.urlopen(url) as response:  # the report runs sandboxed, no script
         assert response.headers["content-security-policy"] == REPORT_CSP
     driver = chromium
@@ -123,5 +124,5 @@ def test_a_report_link_opens_the_row_s_episodes(
     ))  # fmt: skip
     assert link.text == row["label"]
     link.click()  # the sandboxed report navigates itself to the viewer, which finds the source
-    wait(driver, lambda d: "#/x/0/" in d.current_url and episodes_heading(d) == "Episodes (1)")
+    wait(driver, lambda d: "#/x/out/" in d.current_url and episodes_heading(d) == "Episodes (1)")
     assert row["group"] in driver.find_element(By.CSS_SELECTOR, ".group-note").text

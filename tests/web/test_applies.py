@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from support.browser import chromium, serving
+from support.named import only
 from support.scripted_run import run_scripted
 from test_browser import heading, wait
 
@@ -34,7 +35,7 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cells(folder: Path) -> dict[str, dict[str, Any]]:
     sources = Sources([folder])
     (x,) = sources.experiments()
-    return {c["game"]: c for c in sources.cells("0", x["id"])}
+    return {c["game"]: c for c in sources.cells(only(sources), x["id"])}
 
 
 def test_cooperation_and_the_spy_s_outcomes_apply_only_where_defined(

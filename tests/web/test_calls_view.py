@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from support.browser import chromium, serving
+from support.named import only
 from support.scripted_run import run_scripted
 from test_browser import csp_errors, every_step, heading, wait
 
@@ -73,8 +74,8 @@ def viewer(played: Path) -> Iterator[str]:
 def episode(played: Path, seen: Perspective | None = None) -> dict[str, Any]:
     sources = Sources([played])
     (x,) = sources.experiments()
-    (item,) = sources.episodes("0", x["id"])["items"]
-    return sources.episode("0", item["id"], seen or Perspective(None))
+    (item,) = sources.episodes(only(sources), x["id"])["items"]
+    return sources.episode(only(sources), item["id"], seen or Perspective(None))
 
 
 def stored_tool_answer(played: Path) -> str:

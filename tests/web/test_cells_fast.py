@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support import tom_games
+from support.named import only
 from support.scripted_run import run_scripted
 
 from stratagem.analysis.cells import cell_key, cells_of, episode_tally, order_key, seat_totals
@@ -299,7 +300,8 @@ def _experiments(sources: Sources) -> list[tuple[str, str]]:
 
 
 def _store(sources: Sources, source: str) -> ResultStore:
-    return ResultStore(Path(sources.sources()[int(source)]["path"]), read_only=True)
+    (path,) = [s["path"] for s in sources.sources() if s["id"] == source]
+    return ResultStore(Path(path), read_only=True)
 
 
 # --- tests ---
@@ -381,7 +383,7 @@ def test_only_episodes_that_need_their_rounds_are_read_whole(
     monkeypatch.setattr(tallies_module, "read_rounds", counting)
     monkeypatch.setattr(sources_module, "load_episodes", refused, raising=False)
     fresh = Sources([hand])
-    rows = fresh.cells("0", "hand")
+    rows = fresh.cells(only(fresh), "hand")
     assert set(read) == ROUNDED
     monkeypatch.undo()
     with ResultStore(hand / STORE_FILE, read_only=True) as store:
@@ -394,9 +396,11 @@ def test_a_new_commit_is_read_again(sources: Sources, tmp_path: Path) -> None:
     reply = lambda request, sample: request.choices[0]  # noqa: E731
     run_scripted(out, "fast-later", reply, rounds=[2], seeds=[0])
     data = Sources([out])
-    (first,) = data.cells("0", "fast-later")
+    (first,) = data.cells(only(data), "fast-later")
     run_scripted(out, "fast-later", reply, rounds=[2], seeds=[0, 1])
-    (second,) = data.cells("0", "fast-later")
+    (second,) = data.cells(only(data), "fast-later")
     assert (first["episodes"], second["episodes"]) == (1, 2)
     with ResultStore(out / STORE_FILE, read_only=True) as store:
-        assert _counted(data.cells("0", "fast-later")) == _reference_cells(store, "fast-later")
+        assert _counted(data.cells(only(data), "fast-later")) == _reference_cells(
+            store, "fast-later"
+        )

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 from support.browser import chromium, rendered, serving
+from support.named import only
 from support.scripted_run import run_scripted
 
 from stratagem.experiments.runner import STORE_FILE
@@ -85,22 +86,22 @@ def changed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_the_cell_filter_lists_exactly_a_cells_episodes(many: Path) -> None:
     sources = Sources([many])
     exp = _experiment(many)
-    cells = sources.cells("0", exp)
+    cells = sources.cells(only(sources), exp)
     assert len(cells) == 52 and len({c["cell"] for c in cells}) == 52
     cell = next(c for c in cells if c["model"] == "beta" and c["rounds"] == 7)
-    got = sources.episodes("0", exp, filters={"cell": cell["cell"]})
+    got = sources.episodes(only(sources), exp, filters={"cell": cell["cell"]})
     assert got["total"] == cell["episodes"] == 1
     with ResultStore(many / STORE_FILE, read_only=True) as store:
         (record,) = [store.episode(i["id"]) for i in got["items"]]
     assert record is not None and record.spec["rounds"] == 7
     assert record.spec["model_id"] == "beta"
     with pytest.raises(BadQuery, match="filter cell="):
-        sources.episodes("0", exp, filters={"cell": '["nobody"]'})
+        sources.episodes(only(sources), exp, filters={"cell": '["nobody"]'})
     app = build_app([many])
     try:
         client = TestClient(app, base_url="http://127.0.0.1")
         hexed = exp.encode().hex()
-        answer = client.get(f"/api/experiments/0/{hexed}/episodes", params={"cell": "[1]"})
+        answer = client.get(f"/api/experiments/out/{hexed}/episodes", params={"cell": "[1]"})
     finally:
         app.state.data.close()
     assert answer.status_code == 400 and "filter cell=" in answer.json()["error"]
@@ -109,7 +110,7 @@ def test_the_cell_filter_lists_exactly_a_cells_episodes(many: Path) -> None:
 def test_the_diff_says_which_differences_are_beyond_the_noise(
     changed: tuple[Path, Path], magic_results: Path
 ) -> None:
-    a, b = (("0", _experiment(changed[0])), ("1", _experiment(changed[1])))
+    a, b = (("a", _experiment(changed[0])), ("b", _experiment(changed[1])))
     got = Sources(list(changed)).diff(a, b)
     assert got["noise"] == []  # no replicate cells: the interval decides
     by_model = {c["model"]: c for c in got["cells"]}
@@ -121,7 +122,7 @@ def test_the_diff_says_which_differences_are_beyond_the_noise(
     # With replicate cells (MAgIC, `replicates: 1`), the floor decides for seat 0's metrics.
     (exp,) = [x["id"] for x in Sources([magic_results]).experiments()]
     sources = Sources([magic_results])
-    same = sources.diff(("0", exp), ("0", exp))
+    same = sources.diff(("out", exp), ("out", exp))
     floors = {n["metric"]: n["floor"] for n in same["noise"]}
     assert "score seat 0" in floors and "noise floor (" in same["noise"][0]["text"]
     for cell in same["cells"]:
@@ -171,7 +172,7 @@ def test_the_cells_table_pages_sorts_filters_and_opens_a_cells_episodes(
     driver, exp = chromium, _experiment(many)
     grid = ".grid"
     with serving(many) as url:
-        driver.get(f"{url}#/x/0/{exp}")
+        driver.get(f"{url}#/x/out/{exp}")
         _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"{grid} tbody tr"))
         assert len(_column(driver, grid, 0)) == 50  # paged
         assert "page 1 of 2" in driver.find_element(By.CSS_SELECTOR, ".grid-pager").text
@@ -200,13 +201,13 @@ def test_the_cells_table_pages_sorts_filters_and_opens_a_cells_episodes(
         tds = [td.text for td in chosen.find_elements(By.TAG_NAME, "td")]
         assert (tds[0], tds[4]) == ("beta", "9")
         listed = driver.find_elements(By.CSS_SELECTOR, "main > table tbody tr td:first-child a")
-        want = Sources([many]).episodes("0", exp, filters={"cell": _cell(many, "beta", 9)})
+        want = Sources([many]).episodes("out", exp, filters={"cell": _cell(many, "beta", 9)})
         assert [a.text for a in listed] == [i["id"] for i in want["items"]]
 
 
 def _cell(folder: Path, model: str, rounds: int) -> str:
     (exp,) = [x["id"] for x in Sources([folder]).experiments()]
-    cells = Sources([folder]).cells("0", exp)
+    cells = Sources([folder]).cells(folder.name, exp)
     return str(next(c["cell"] for c in cells if c["model"] == model and c["rounds"] == rounds))
 
 
@@ -215,13 +216,13 @@ def test_a_cells_episodes_open_in_the_static_export(many: Path, tmp_path: Path) 
     out = tmp_path / "site"
     export_site(sources, out)
     cell = _cell(many, "alpha", 3)
-    text = (out / experiment_dir("0", exp) / "episodes.js").read_text()
+    text = (out / experiment_dir("out", exp) / "episodes.js").read_text()
     data = json.loads(text.split("=", 2)[2].rstrip().rstrip(";"))
-    live = sources.episodes("0", exp, filters={"cell": cell})["items"]
+    live = sources.episodes(only(sources), exp, filters={"cell": cell})["items"]
     assert [data["items"][k]["id"] for k in data["index"]["cell"][cell]] == [i["id"] for i in live]
     from urllib.parse import quote
 
-    dom = rendered(f"{(out / 'index.html').as_uri()}#/x/0/{exp}?cell={quote(cell)}")
+    dom = rendered(f"{(out / 'index.html').as_uri()}#/x/out/{exp}?cell={quote(cell)}")
     assert "Episodes (1)" in dom and "cell-row chosen" in dom and "Error" not in dom
 
 
@@ -232,9 +233,9 @@ def test_the_diff_shows_only_cells_beyond_the_noise(
 
     driver = chromium
     ea, eb = _experiment(changed[0]), _experiment(changed[1])
-    want = Sources(list(changed)).diff(("0", ea), ("1", eb))
+    want = Sources(list(changed)).diff(("a", ea), ("b", eb))
     with serving(*changed) as url:
-        driver.get(f"{url}#/diff/0/{ea}/1/{eb}")
+        driver.get(f"{url}#/diff/a/{ea}/b/{eb}")
         _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".grid tbody tr"))
         assert "the paired interval excludes 0" in driver.find_element(By.ID, "main").text
         every = _column(driver, ".grid", 0)
@@ -253,4 +254,4 @@ def test_the_diff_shows_only_cells_beyond_the_noise(
         links = driver.find_elements(By.CSS_SELECTOR, ".grid a.diff-cell-link")
         links[1].click()
         _wait(driver, lambda d: "Episodes (6)" in d.find_element(By.ID, "main").text)
-        assert f"/x/1/{eb}" in driver.current_url.replace("%2F", "/")
+        assert f"/x/b/{eb}" in driver.current_url.replace("%2F", "/")

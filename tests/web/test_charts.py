@@ -15,6 +15,7 @@ import pytest
 import statsmodels.api as sm
 from support.browser import chromium, serving
 from support.cli import cli
+from support.named import only
 from support.scripted_run import run_scripted
 from test_browser import csp_errors, wait
 from test_export import read_data
@@ -53,7 +54,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def charts(results: Path) -> dict[str, Any]:
     sources = Sources([results])
     (x,) = sources.experiments()
-    return {"id": x["id"], **sources.charts("0", x["id"])}
+    return {"id": x["id"], **sources.charts(only(sources), x["id"])}
 
 
 def _episodes(results: Path, game: str) -> list[EpisodeData]:
@@ -178,7 +179,7 @@ def test_the_charts_are_drawn_from_the_server(
     chromium: Any, results: Path, charts: dict[str, Any]
 ) -> None:
     with serving(results) as url:
-        _open_charts(chromium, f"{url}#/x/0/{quote(charts['id'])}")
+        _open_charts(chromium, f"{url}#/x/out/{quote(charts['id'])}")
         _check_charts(chromium, charts)
 
 
@@ -192,9 +193,9 @@ def test_the_charts_are_in_the_export(
     site = tmp_path / "site"
     code, _, err = cli(capsys, "view", str(results), "--export", str(site))
     assert code == 0, err
-    name = f"{experiment_dir('0', charts['id'])}/charts.js"
+    name = f"{experiment_dir('out', charts['id'])}/charts.js"
     key, written = read_data(site / name)
     assert key == name and {"id": charts["id"], **written} == charts
     assert (site / "vendor/d3/d3.min.js").is_file()
-    _open_charts(chromium, f"{(site / 'index.html').as_uri()}#/x/0/{quote(charts['id'])}")
+    _open_charts(chromium, f"{(site / 'index.html').as_uri()}#/x/out/{quote(charts['id'])}")
     _check_charts(chromium, charts)

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 from support.browser import chromium, serving
 from support.cli import cli
+from support.named import only
 from support.tom_games import new_store, play
 from test_analysis_browser import episodes_heading
 from test_browser import csp_errors, wait
@@ -38,11 +39,17 @@ def magic(magic_results: Path) -> dict[str, Any]:
     """The charts' and the analysis' answers over `magic_results`, and each row's listed ids."""
     sources = Sources([magic_results])
     (x,) = sources.experiments()
-    charts = sources.charts("0", x["id"])
-    listed = lambda group: sources.episodes("0", x["id"], filters={"group": group})  # noqa: E731
+    charts = sources.charts(only(sources), x["id"])
+    listed = lambda group: sources.episodes(only(sources), x["id"], filters={"group": group})  # noqa: E731
     ids = {r["group"]: [e["id"] for e in listed(r["group"])["items"]]
            for r in charts["ratings"]["rows"]}  # fmt: skip
-    return {"id": x["id"], "charts": charts, "analysis": sources.analysis("0", x["id"]), "ids": ids}
+    return {
+        "id": x["id"],
+        "source": only(sources),
+        "charts": charts,
+        "analysis": sources.analysis(only(sources), x["id"]),
+        "ids": ids,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +67,11 @@ def tom_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tom(tom_results: Path) -> dict[str, Any]:
     sources = Sources([tom_results])
     (x,) = sources.experiments()
-    return {"id": x["id"], "charts": sources.charts("0", x["id"])}
+    return {
+        "id": x["id"],
+        "source": only(sources),
+        "charts": sources.charts(only(sources), x["id"]),
+    }
 
 
 def test_the_ratings_are_the_leaderboard_s(magic: dict[str, Any]) -> None:
@@ -127,7 +138,8 @@ def _check_ratings(driver: Any, magic: dict[str, Any], magic_model: str) -> None
     from selenium.webdriver.common.by import By
 
     rows = magic["charts"]["ratings"]["rows"]
-    figure = _open_charts(driver, f"{driver.current_url.split('#')[0]}#/x/0/{quote(magic['id'])}",
+    base = driver.current_url.split("#")[0]
+    figure = _open_charts(driver, f"{base}#/x/{magic['source']}/{quote(magic['id'])}",
                           "ratings")  # fmt: skip
     marks = figure.find_elements(By.CSS_SELECTOR, "svg.chart a.row-link circle.mark")
     assert len(marks) == len(rows) == 2
@@ -154,7 +166,7 @@ def _check_belief(driver: Any, tom: dict[str, Any], base: str) -> None:
     from selenium.webdriver.common.by import By
 
     series = tom["charts"]["belief"]["series"]
-    figure = _open_charts(driver, f"{base}#/x/0/{quote(tom['id'])}", "belief")
+    figure = _open_charts(driver, f"{base}#/x/{tom['source']}/{quote(tom['id'])}", "belief")
     lines = figure.find_elements(By.CSS_SELECTOR, "svg.chart g.line-series")
     assert len(lines) == len(series) == 2
     for line, s in zip(lines, series, strict=True):
@@ -189,7 +201,7 @@ def _export(
 ) -> None:
     code, _, err = cli(capsys, "view", str(results), "--export", str(site))
     assert code == 0, err
-    name = f"{experiment_dir('0', x['id'])}/charts.js"
+    name = f"{experiment_dir(x['source'], x['id'])}/charts.js"
     key, written = read_data(site / name)
     assert key == name and written == x["charts"]
 
@@ -215,7 +227,7 @@ def test_a_seat_s_export_has_no_study_chart(
     code, _, err = cli(capsys, "view", str(tom_results), "--export", str(site),
                        "--perspective", "seat:0")  # fmt: skip
     assert code == 0, err
-    written = read_data(site / experiment_dir("0", tom["id"]) / "charts.js")[1]
+    written = read_data(site / experiment_dir(tom["source"], tom["id"]) / "charts.js")[1]
     assert tom["charts"]["belief"] is not None
     assert (written["belief"], written["ratings"]) == (None, None)
     assert written["cells"] == tom["charts"]["cells"]

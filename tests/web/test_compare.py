@@ -93,7 +93,8 @@ def test_the_first_step_where_an_action_differs_is_marked(
     episode = _only_episode(before_after[0])
     assert episode == _only_episode(before_after[1])  # the same id in both directories
     aligned = align(
-        sources.episode("0", episode, EVERYTHING), sources.episode("1", episode, EVERYTHING)
+        sources.episode("before", episode, EVERYTHING),
+        sources.episode("after", episode, EVERYTHING),
     )
     rows = aligned["steps"]
     assert len(rows) == 4
@@ -103,16 +104,16 @@ def test_the_first_step_where_an_action_differs_is_marked(
     assert [r["b"]["1"] for r in rows] == [c, c, c, d]  # TitForTat answers
     assert aligned["first_difference"] == 2
     assert [r["same"] for r in rows] == [True, True, False, False]
-    assert align(sources.episode("0", episode, EVERYTHING),
-                 sources.episode("0", episode, EVERYTHING))["first_difference"] is None  # fmt: skip
+    same = sources.episode("before", episode, EVERYTHING)
+    assert align(same, same)["first_difference"] is None
 
 
 def test_the_same_episode_id_in_two_directories_is_offered(
     sources: Sources, before_after: tuple[Path, Path]
 ) -> None:
-    (pair,) = sources.pairs("0", _only_episode(before_after[0]))
+    (pair,) = sources.pairs("before", _only_episode(before_after[0]))
     assert pair["kind"] == "same-id"
-    assert (pair["a"]["source"], pair["b"]["source"]) == ("0", "1")
+    assert (pair["a"]["source"], pair["b"]["source"]) == ("before", "after")
     assert pair["a"]["episode"] == pair["b"]["episode"]
 
 
@@ -124,7 +125,9 @@ def test_twins_within_an_experiment_are_offered(tmp_path: Path) -> None:
     )
     found = Sources([folder])
     (experiment,) = [e["id"] for e in found.experiments()]
-    got = [p for e in found.episodes("0", experiment)["items"] for p in found.pairs("0", e["id"])]
+    got = [
+        p for e in found.episodes("grid", experiment)["items"] for p in found.pairs("grid", e["id"])
+    ]
     kinds = sorted(p["kind"] for p in got)
     # Each pair from each of its two episodes.
     assert kinds == ["model"] * 4 + ["variant"] * 4
@@ -140,8 +143,8 @@ def test_the_same_cell_under_two_agents_is_offered(tmp_path: Path) -> None:
     folder = _run(tmp_path / "agents", None, ["pd"], [f"scripted/{NAME}"], ("plain", "other"))
     found = Sources([folder])
     (experiment,) = [e["id"] for e in found.experiments()]
-    first = found.episodes("0", experiment)["items"][0]["id"]
-    (pair,) = found.pairs("0", first)
+    first = found.episodes("agents", experiment)["items"][0]["id"]
+    (pair,) = found.pairs("agents", first)
     assert pair["kind"] == "agent" and pair["a"]["episode"] == first
     assert {pair["a"]["agents"][0], pair["b"]["agents"][0]} == {"plain", "other"}
 
@@ -151,7 +154,7 @@ def test_the_api_compares_and_lists_pairs(before_after: tuple[Path, Path]) -> No
     app = build_app(list(before_after))
     try:
         client = TestClient(app, base_url="http://127.0.0.1")
-        got = client.get(f"/api/compare?a=0/{episode}&b=1/{episode}&perspective=seat:1")
+        got = client.get(f"/api/compare?a=before/{episode}&b=after/{episode}&perspective=seat:1")
         assert got.status_code == 200
         body: dict[str, Any] = got.json()
         # Seat 1 sees seat 0's defection in the round's result, not in its hidden decision.
@@ -161,13 +164,13 @@ def test_the_api_compares_and_lists_pairs(before_after: tuple[Path, Path]) -> No
                    if e["kind"] == "decision")  # fmt: skip
         assert body["a"]["perspective"] == body["b"]["perspective"] == "seat:1"
         assert body["a"]["seed"] is None and body["b"]["seed"] is None
-        bad = client.get(f"/api/compare?a=0&b=1/{episode}")
+        bad = client.get(f"/api/compare?a=before&b=after/{episode}")
         assert bad.status_code == 400 and "'a' must be <source>/<episode>" in bad.json()["error"]
-        assert client.get(f"/api/compare?a=0/nope&b=1/{episode}").status_code == 404
-        offered = client.get(f"/api/pairs/0/{episode.encode().hex()}").json()
+        assert client.get(f"/api/compare?a=before/nope&b=after/{episode}").status_code == 404
+        offered = client.get(f"/api/pairs/before/{episode.encode().hex()}").json()
         assert [p["kind"] for p in offered["pairs"]] == ["same-id"]
         assert offered["left_out"] == 0
-        assert client.get(f"/api/pairs/0/{b'nope'.hex()}").status_code == 404
+        assert client.get(f"/api/pairs/before/{b'nope'.hex()}").status_code == 404
     finally:
         app.state.data.close()
 
@@ -182,7 +185,7 @@ def test_the_compare_page_marks_the_first_difference(
     episode = _only_episode(before_after[0])
     driver = chromium
     with serving(*before_after) as url:
-        driver.get(f"{url}#/e/0/{episode}")
+        driver.get(f"{url}#/e/before/{episode}")
         wait = WebDriverWait(driver, 20)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "a.compare-link"))[0].click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "a.pair"))[0].click()

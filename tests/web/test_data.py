@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support.chameleon_view import REASKED_REPLY, SECRET_WORD, analysis_marker
+from support.named import only
 from support.stores import store_with_episodes
 
 from stratagem.errors import StratagemError
@@ -41,7 +42,7 @@ def sources(chameleon: tuple[Path, str]) -> Iterator[Sources]:
 
 
 def _seat_view(sources: Sources, episode: str, seat: int) -> dict[str, Any]:
-    return sources.episode("0", episode, Perspective.parse(f"seat:{seat}"))
+    return sources.episode(only(sources), episode, Perspective.parse(f"seat:{seat}"))
 
 
 # -- perspective -----------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ def test_a_seat_that_knows_the_word_sees_it_but_not_the_chameleons_message(
 def test_everything_holds_every_event_call_belief_and_the_reask_with_its_correction(
     sources: Sources, chameleon: tuple[Path, str]
 ) -> None:
-    view = sources.episode("0", chameleon[1], EVERYTHING)
+    view = sources.episode(only(sources), chameleon[1], EVERYTHING)
     text = json.dumps(view)
     for secret in (SECRET_WORD, "You are the chameleon!", '"outcome"', analysis_marker(0)):
         assert secret in text
@@ -127,10 +128,10 @@ def test_a_seat_beyond_the_episode_and_unknown_ids_are_one_line(
 ) -> None:
     for call, what in [
         (lambda: _seat_view(sources, chameleon[1], 3), "has seats 0 to 2"),
-        (lambda: sources.episode("0", "nope", EVERYTHING), "unknown episode 'nope'"),
+        (lambda: sources.episode(only(sources), "nope", EVERYTHING), "unknown episode 'nope'"),
         (lambda: sources.episode("7", chameleon[1], EVERYTHING), "unknown source '7'"),
-        (lambda: sources.cells("0", "nope"), "unknown experiment 'nope'"),
-        (lambda: sources.episodes("0", "nope"), "unknown experiment 'nope'"),
+        (lambda: sources.cells(only(sources), "nope"), "unknown experiment 'nope'"),
+        (lambda: sources.episodes(only(sources), "nope"), "unknown experiment 'nope'"),
     ]:
         with pytest.raises(StratagemError) as caught:
             call()
@@ -148,11 +149,11 @@ def test_browsing_every_method_leaves_the_store_files_as_they_were(
     assert STORE_FILE in before and f"{STORE_FILE}-wal" not in before
     (experiment,) = sources.experiments()
     sources.sources()
-    sources.cells("0", experiment["id"])
-    sources.episodes("0", experiment["id"], filters={"invalid": "1"}, query="fruit")
+    sources.cells(only(sources), experiment["id"])
+    sources.episodes(only(sources), experiment["id"], filters={"invalid": "1"}, query="fruit")
     for perspective in ("all", "seat:0", "seat:1", "seat:2"):
-        sources.episode("0", episode, Perspective.parse(perspective))
-    sources.version("0")
+        sources.episode(only(sources), episode, Perspective.parse(perspective))
+    sources.version(only(sources))
     Sources([folder / STORE_FILE]).close()
     assert _snapshot(folder) == before  # no -wal or -shm left behind either
 
@@ -163,30 +164,32 @@ def test_browsing_every_method_leaves_the_store_files_as_they_were(
 def test_new_episodes_and_steps_appear_while_another_connection_writes(tmp_path: Path) -> None:
     store_with_episodes(tmp_path / STORE_FILE).close()
     sources = Sources([tmp_path])  # opened before the writer, while no -wal exists
-    first = sources.version("0")
-    assert sources.episodes("0", "exp")["total"] == 2
+    first = sources.version(only(sources))
+    assert sources.episodes(only(sources), "exp")["total"] == 2
     with ResultStore(tmp_path / STORE_FILE) as writer:
         writer.start_episode("ep0")
         writer.add_event("ep0", "message", {"text": "first step"}, round=1)
-        assert sources.episode("0", "ep0", EVERYTHING)["steps"][0]["events"][0]["data"] == {
-            "text": "first step"
-        }
-        second = sources.version("0")
+        assert sources.episode(only(sources), "ep0", EVERYTHING)["steps"][0]["events"][0][
+            "data"
+        ] == {"text": "first step"}
+        second = sources.version(only(sources))
         assert second != first
         writer.add_event("ep0", "message", {"text": "second step"}, round=2, visible_to=[1])
-        view = sources.episode("0", "ep0", EVERYTHING)
+        view = sources.episode(only(sources), "ep0", EVERYTHING)
         assert [e["data"]["text"] for s in view["steps"] for e in s["events"]] == [
             "first step",
             "second step",
         ]
-        assert "second step" not in json.dumps(sources.episode("0", "ep0", Perspective(0)))
-        third = sources.version("0")
+        assert "second step" not in json.dumps(
+            sources.episode(only(sources), "ep0", Perspective(0))
+        )
+        third = sources.version(only(sources))
         assert third != second
         writer.add_episode("ep9", "exp", "pd", ["TitForTat", "TitForTat"], seed=9)
-        assert [i["id"] for i in sources.episodes("0", "exp")["items"]][-1] == "ep9"
-        assert sources.version("0") != third
-        assert sources.episode("0", "ep0", EVERYTHING)["status"] == "running"
-    assert sources.episodes("0", "exp")["total"] == 3
+        assert [i["id"] for i in sources.episodes(only(sources), "exp")["items"]][-1] == "ep9"
+        assert sources.version(only(sources)) != third
+        assert sources.episode(only(sources), "ep0", EVERYTHING)["status"] == "running"
+    assert sources.episodes(only(sources), "exp")["total"] == 3
 
 
 # -- experiments and cells -------------------------------------------------------------------------
@@ -226,8 +229,10 @@ def test_experiments_and_cells_count_episodes_calls_cost_and_scores_per_seat(
     assert experiment["games"] == ["pd"] and experiment["models"] == ["m"]
     assert experiment["status"]["finished"] == 2 and experiment["status"]["pending"] == 1
     assert (experiment["calls"], experiment["tokens"], experiment["cost_usd"]) == (2, 24, 0.75)
-    assert sources.sources() == [{"id": "0", "path": str(tmp_path / STORE_FILE), "experiments": 1}]
-    (cell,) = sources.cells("0", "exp")
+    assert sources.sources() == [
+        {"id": tmp_path.name, "path": str(tmp_path / STORE_FILE), "experiments": 1}
+    ]
+    (cell,) = sources.cells(only(sources), "exp")
     assert (cell["model"], cell["agent"], cell["game"], cell["rounds"]) == ("m", "plain", "pd", 2)
     assert cell["lineup"] == ["plain:m", "TitForTat"] and cell["episodes"] == 2
     assert cell["score"] == [(8 + 6) / 2, (3 + 6) / 2]
@@ -252,14 +257,14 @@ def test_cells_are_read_once_per_store_version_and_again_after_a_commit(
 
     monkeypatch.setattr(data_sources, "episode_tallies", counted)
     sources = Sources([tmp_path])
-    first = sources.cells("0", "exp")
+    first = sources.cells(only(sources), "exp")
     first[0]["episodes"] = 99  # a caller changing its copy changes nothing kept
-    assert sources.cells("0", "exp")[0]["episodes"] == 1 and len(reads) == 1
+    assert sources.cells(only(sources), "exp")[0]["episodes"] == 1 and len(reads) == 1
     with ResultStore(tmp_path / STORE_FILE) as writer:  # a run writing meanwhile
         _finished_pd(writer, "b", [("C", "C"), ("C", "C")], 0.5)
-        (cell,) = sources.cells("0", "exp")
+        (cell,) = sources.cells(only(sources), "exp")
         assert (cell["episodes"], cell["cost_usd"], len(reads)) == (2, 0.75, 2)
-        assert sources.cells("0", "exp") == [cell] and len(reads) == 2
+        assert sources.cells(only(sources), "exp") == [cell] and len(reads) == 2
 
 
 def test_held_reuses_one_connection_per_store_and_still_sees_new_commits(
@@ -278,22 +283,22 @@ def test_held_reuses_one_connection_per_store_and_still_sees_new_commits(
     opened.clear()
     with sources.held():
         for _ in range(3):
-            sources.episodes("0", "exp")
-            sources.episode("0", "ep0", EVERYTHING)
+            sources.episodes(tmp_path.name, "exp")
+            sources.episode(tmp_path.name, "ep0", EVERYTHING)
         assert len(opened) == 1
         with ResultStore(tmp_path / STORE_FILE) as writer:  # a run starts: a reader per call
             writer.add_episode("ep9", "exp", "pd", ["TitForTat", "TitForTat"], seed=9)
-            assert sources.episodes("0", "exp")["total"] == 3
+            assert sources.episodes(tmp_path.name, "exp")["total"] == 3
             writer.add_episode("ep10", "exp", "pd", ["TitForTat", "TitForTat"], seed=10)
-            assert sources.episodes("0", "exp")["total"] == 4
+            assert sources.episodes(tmp_path.name, "exp")["total"] == 4
         assert len(opened) == 3
-        assert sources.episodes("0", "exp")["total"] == 4  # the run is over: held again
+        assert sources.episodes(tmp_path.name, "exp")["total"] == 4  # the run is over: held again
         with ResultStore(tmp_path / STORE_FILE) as writer:
             writer.add_episode("ep11", "exp", "pd", ["TitForTat", "TitForTat"], seed=11)
-        assert sources.episodes("0", "exp")["total"] == 5  # a changed file is read anew
-        assert sources.episodes("0", "exp")["total"] == 5 and len(opened) == 5
+        assert sources.episodes(tmp_path.name, "exp")["total"] == 5  # a changed file is read anew
+        assert sources.episodes(tmp_path.name, "exp")["total"] == 5 and len(opened) == 5
     held = len(opened)
-    sources.episodes("0", "exp")  # after the block: a connection per call again
+    sources.episodes(tmp_path.name, "exp")  # after the block: a connection per call again
     assert len(opened) == held + 1
     assert set(_snapshot(tmp_path)) == {STORE_FILE}  # no -wal or -shm left behind
 
@@ -329,13 +334,13 @@ def _ids(page: dict[str, Any]) -> list[str]:
 
 
 def test_pages_are_cut_in_store_order(many: Sources) -> None:
-    first = many.episodes("0", "exp", per_page=50)
+    first = many.episodes(only(many), "exp", per_page=50)
     assert (first["total"], first["page"], first["per_page"]) == (120, 0, 50)
     assert _ids(first) == [f"ep{k}" for k in range(50)]
-    assert _ids(many.episodes("0", "exp", page=2, per_page=50)) == [
+    assert _ids(many.episodes(only(many), "exp", page=2, per_page=50)) == [
         f"ep{k}" for k in range(100, 120)
     ]
-    assert many.episodes("0", "exp", page=9)["items"] == []
+    assert many.episodes(only(many), "exp", page=9)["items"] == []
     item = first["items"][1]
     assert item["seats"] == ["plain:m (llm)", "TitForTat (strategy)"]
     assert (item["game"], item["model"], item["status"], item["invalid"]) == (
@@ -348,7 +353,7 @@ def test_pages_are_cut_in_store_order(many: Sources) -> None:
 
 def test_filters_narrow_the_page_and_its_total(many: Sources) -> None:
     def ids(**filters: str) -> list[str]:
-        page = many.episodes("0", "exp", filters=filters, per_page=500)
+        page = many.episodes(only(many), "exp", filters=filters, per_page=500)
         assert page["total"] == len(page["items"])
         return _ids(page)
 
@@ -360,7 +365,7 @@ def test_filters_narrow_the_page_and_its_total(many: Sources) -> None:
     assert len(ids(invalid="0")) == 119
     assert len(ids(seat_kind="strategy")) == 120 and ids(seat_kind="human") == []
     assert ids(agent="tom") == [f"ep{k}" for k in range(0, 120, 5)]
-    assert many.episodes("0", "exp", filters={"invalid": "1"})["items"][0]["invalid"] == 1
+    assert many.episodes(only(many), "exp", filters={"invalid": "1"})["items"][0]["invalid"] == 1
 
 
 @pytest.mark.parametrize(
@@ -372,10 +377,10 @@ def test_a_bad_filter_or_page_is_one_line(
     many: Sources, filters: dict[str, str], what: str
 ) -> None:
     with pytest.raises(StratagemError) as caught:
-        many.episodes("0", "exp", filters=filters)
+        many.episodes(only(many), "exp", filters=filters)
     assert what in str(caught.value) and "\n" not in str(caught.value)
     with pytest.raises(StratagemError, match="per page"):
-        many.episodes("0", "exp", per_page=0)
+        many.episodes(only(many), "exp", per_page=0)
 
 
 @pytest.mark.parametrize(
@@ -386,7 +391,7 @@ def test_a_bad_filter_or_page_is_one_line(
 def test_search_finds_replies_and_messages_as_written(
     many: Sources, query: str, found: list[str]
 ) -> None:
-    assert _ids(many.episodes("0", "exp", query=query)) == found
+    assert _ids(many.episodes(only(many), "exp", query=query)) == found
 
 
 # -- sources ---------------------------------------------------------------------------------------

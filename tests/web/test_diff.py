@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from statsmodels.stats.multitest import multipletests
 from support.browser import chromium, rendered, screenshot, serving
 from support.cli import cli
+from support.named import only
 from support.scripted_run import run_scripted
 
 from stratagem.analysis.cells import seat_totals
@@ -79,8 +80,8 @@ def _cooperation(e: EpisodeData) -> float:
 
 def test_the_diff_equals_a_direct_paired_computation(runs: tuple[Path, Path]) -> None:
     (exp_a, eps_a), (exp_b, eps_b) = _episodes(runs[0]), _episodes(runs[1])
-    got = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
-    assert got["a"] == {"source": "0", "experiment": exp_a}
+    got = Sources(list(runs)).diff(("a", exp_a), ("b", exp_b))
+    assert got["a"] == {"source": "a", "experiment": exp_a}
     (cell,) = got["cells"]
     assert cell["opponent"] == "TitForTat" and cell["model"] == f"scripted/{NAME}"
     # Paired by episode (the same id: one experiment in two directories), in A's store order.
@@ -168,15 +169,18 @@ def test_the_api_answers_the_diff_and_one_line_errors(runs: tuple[Path, Path]) -
     app = build_app(list(runs))
     try:
         with TestClient(app, base_url="http://127.0.0.1") as client:
-            ok = client.get("/api/diff", params={"a": f"0/{exp_a}", "b": f"1/{exp_b}"})
+            ok = client.get("/api/diff", params={"a": f"a/{exp_a}", "b": f"b/{exp_b}"})
             assert ok.status_code == 200
-            want = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
+            want = Sources(list(runs)).diff(("a", exp_a), ("b", exp_b))
             assert ok.json() == json.loads(json.dumps(want))
             cases = {
                 "/api/diff": (400, "'a' must be <source>/<experiment>, not ''"),
-                f"/api/diff?a=0/{exp_a}&b=1": (400, "'b' must be <source>/<experiment>, not '1'"),
-                f"/api/diff?a=0/nope&b=1/{exp_b}": (404, "source 0: unknown experiment 'nope'"),
-                f"/api/diff?a=0/{exp_a}&b=7/x": (404, "unknown source '7': expected 0 to 1"),
+                f"/api/diff?a=a/{exp_a}&b=b": (400, "'b' must be <source>/<experiment>, not 'b'"),
+                f"/api/diff?a=a/nope&b=b/{exp_b}": (404, "source a: unknown experiment 'nope'"),
+                f"/api/diff?a=a/{exp_a}&b=7/x": (
+                    404,
+                    "unknown source '7': expected one of 'a', 'b'",
+                ),
             }
             for url, (status, message) in cases.items():
                 response = client.get(url)
@@ -199,7 +203,10 @@ def _outcome(payoffs: tuple[float, ...]) -> str:
 
 def _by_outcome(sources: Sources, experiment: str, values: list[str]) -> dict[str, set[str]]:
     return {
-        v: {i["id"] for i in sources.episodes("0", experiment, filters={"outcome": v})["items"]}
+        v: {
+            i["id"]
+            for i in sources.episodes(only(sources), experiment, filters={"outcome": v})["items"]
+        }
         for v in values
     }
 
@@ -231,16 +238,16 @@ def test_the_outcome_filter_reads_the_spy_s_win_flag(chameleon: tuple[Path, str]
 def test_a_bad_outcome_is_one_line(runs: tuple[Path, Path]) -> None:
     experiment = _episodes(runs[1])[0]
     with pytest.raises(StratagemError) as caught:
-        Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat one won"})
+        Sources([runs[1]]).episodes("b", experiment, filters={"outcome": "seat one won"})
     assert str(caught.value) == (
         "filter outcome='seat one won': expected 'seat K won', draw, tie, spy won, spy lost"
     )
     app = build_app([runs[1]])
     try:
         with TestClient(app, base_url="http://127.0.0.1") as client:
-            base = f"/api/experiments/0/{experiment.encode().hex()}/episodes"
+            base = f"/api/experiments/b/{experiment.encode().hex()}/episodes"
             answer = client.get(base, params={"outcome": "seat 1 won"}).json()
-            items = Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat 1 won"})
+            items = Sources([runs[1]]).episodes("b", experiment, filters={"outcome": "seat 1 won"})
             assert answer == json.loads(json.dumps(items)) and answer["total"] > 0
             bad = client.get(base, params={"outcome": "seat one won"})
             assert bad.status_code == 400 and "\n" not in bad.json()["error"]
@@ -270,16 +277,16 @@ def test_the_export_holds_the_pairs_their_alignments_and_the_diffs(
     _export(capsys, out, *map(str, runs))
     sources = Sources(list(runs))
     exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
-    a, b = ("0", exp_a), ("1", exp_b)
+    a, b = ("a", exp_a), ("b", exp_b)
     assert _read(out / "data/diffs.js") == [
-        {"a": {"source": "0", "experiment": exp_a}, "b": {"source": "1", "experiment": exp_b},
+        {"a": {"source": "a", "experiment": exp_a}, "b": {"source": "b", "experiment": exp_b},
          "shared": 1}
     ]  # fmt: skip
     assert _read(out / diff_file(a, b)) == json.loads(json.dumps(sources.diff(a, b)))
     pairs = []
     for e in _episodes(runs[0])[1]:  # each episode's pairs file: what the server offers
-        offered = _read(out / pairs_file("0", e.record.id))
-        assert offered == {"pairs": sources.pairs("0", e.record.id), "left_out": 0,
+        offered = _read(out / pairs_file("a", e.record.id))
+        assert offered == {"pairs": sources.pairs("a", e.record.id), "left_out": 0,
                            "bound": MAX_PAIRS}  # fmt: skip
         pairs += offered["pairs"]
     assert len(pairs) == 6  # every pair's episodes exported
@@ -296,7 +303,7 @@ def test_an_exports_pairs_are_only_those_of_its_episodes(
 ) -> None:
     out = tmp_path / "site"
     _export(capsys, out, *map(str, runs), "--max-per-cell", "1", "--perspective", "seat:1")
-    found = [_read(f) for f in sorted((out / "data/p/0").iterdir())]
+    found = [_read(f) for f in sorted((out / "data/p" / b"a".hex()).iterdir())]
     (pair,) = [p for offered in found for p in offered["pairs"]]
     assert sum(offered["left_out"] for offered in found) == 0  # the others are not exported
     one, two = (
@@ -317,22 +324,22 @@ def test_the_diff_and_compare_pages_open_from_file_urls(
     exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
     index = (out / "index.html").as_uri()
     dom = rendered(f"{index}#/diff")
-    assert 'class="diff-pair"' in dom and f"(1/{exp_b})" in dom
-    dom = rendered(f"{index}#/diff/0/{exp_a}/1/{exp_b}")
+    assert 'class="diff-pair"' in dom and f"(b/{exp_b})" in dom
+    dom = rendered(f"{index}#/diff/a/{exp_a}/b/{exp_b}")
     assert "Diff of two experiments" in dom and "score seat 0" in dom
     assert "Holm p" in dom and "p-values Holm-adjusted (family-wise error rate) across" in dom
     assert "(unpaired: A 0, B 2)" in dom and "Cells only in B" in dom and "AlwaysDefect" in dom
-    pair = Sources(list(runs)).pairs("0", _episodes(runs[0])[1][0].record.id)[0]
+    pair = Sources(list(runs)).pairs("a", _episodes(runs[0])[1][0].record.id)[0]
     episode = pair["a"]["episode"]
-    dom = rendered(f"{index}#/compare/0/{episode}/1/{pair['b']['episode']}?perspective=seat:1")
+    dom = rendered(f"{index}#/compare/a/{episode}/b/{pair['b']['episode']}?perspective=seat:1")
     assert "Compare two episodes" in dom and (
         "First difference at round" in dom or "the same" in dom
     )
     assert "Error" not in dom
     # The outcome filter runs in the exported page too, over the export's index.
-    won = Sources([runs[1]]).episodes("0", exp_b, filters={"outcome": "seat 1 won"})["total"]
+    won = Sources([runs[1]]).episodes("b", exp_b, filters={"outcome": "seat 1 won"})["total"]
     assert won > 0 and f"Episodes ({won})" in rendered(
-        f"{index}#/x/1/{exp_b}?outcome=seat%201%20won"
+        f"{index}#/x/b/{exp_b}?outcome=seat%201%20won"
     )
 
 
@@ -350,12 +357,12 @@ def test_the_experiments_page_leads_to_the_diff_table(
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "a.diff-link"))[0].click()
         form = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.diff-form"))[0]
         exp_a, exp_b = _episodes(runs[0])[0], _episodes(runs[1])[0]
-        Select(form.find_element(By.NAME, "a")).select_by_value(f"0/{exp_a}")
-        Select(form.find_element(By.NAME, "b")).select_by_value(f"1/{exp_b}")
+        Select(form.find_element(By.NAME, "a")).select_by_value(f"a/{exp_a}")
+        Select(form.find_element(By.NAME, "b")).select_by_value(f"b/{exp_b}")
         form.find_element(By.TAG_NAME, "button").click()
         wait.until(lambda d: "B − A" in d.find_element(By.ID, "main").text)
         rows = driver.find_elements(By.CSS_SELECTOR, "main .grid tbody tr")
-        want = Sources(list(runs)).diff(("0", exp_a), ("1", exp_b))
+        want = Sources(list(runs)).diff(("a", exp_a), ("b", exp_b))
         assert len(rows) == sum(len(c["metrics"]) for c in want["cells"])
         first = want["cells"][0]["metrics"][0]
         cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")]
@@ -380,10 +387,10 @@ def test_the_outcome_filter_is_offered_on_the_experiment_page(
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     experiment = _episodes(runs[1])[0]
-    won = Sources([runs[1]]).episodes("0", experiment, filters={"outcome": "seat 1 won"})["total"]
+    won = Sources([runs[1]]).episodes("b", experiment, filters={"outcome": "seat 1 won"})["total"]
     driver = chromium
     with serving(runs[1]) as url:
-        driver.get(f"{url}#/x/0/{experiment}")
+        driver.get(f"{url}#/x/b/{experiment}")
         wait = WebDriverWait(driver, 20)
         form = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "form.filters"))[0]
         Select(form.find_element(By.NAME, "outcome")).select_by_value("seat 1 won")

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from starlette.testclient import TestClient
 from support.browser import chromium, serving
+from support.named import only
 from test_cells_table import _cell, _experiment, _wait, changed, many
 
 from stratagem.analysis.frames import StoreFrames, open_store
@@ -43,13 +44,13 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _path(many: Path, name: str) -> str:
-    return f"/api/download/0/{_experiment(many).encode().hex()}/{name}"
+    return f"/api/download/out/{_experiment(many).encode().hex()}/{name}"
 
 
 def test_a_filtered_list_downloads_as_the_tables_of_stratagem_open(client: Any, many: Path) -> None:
     cell = _cell(many, "beta", 5)
     exp = _experiment(many)
-    ids = [i["id"] for i in Sources([many]).episodes("0", exp, filters={"cell": cell})["items"]]
+    ids = [i["id"] for i in Sources([many]).episodes("out", exp, filters={"cell": cell})["items"]]
     with StoreFrames(open_store(many), exp) as frames:
         want = frames.rounds[frames.rounds["episode_id"].isin(ids)].reset_index(drop=True)
     assert len(want) == 5 * 2  # five rounds, two seats
@@ -91,17 +92,17 @@ def test_csv_cells_cannot_be_formulas() -> None:
 
 def test_an_episode_downloads_in_the_episode_format(client: Any, many: Path) -> None:
     exp = _experiment(many)
-    episode = Sources([many]).episodes("0", exp)["items"][3]["id"]
-    got = client.get(f"/api/download-episode/0/{episode.encode().hex()}.jsonl")
+    episode = Sources([many]).episodes("out", exp)["items"][3]["id"]
+    got = client.get(f"/api/download-episode/out/{episode.encode().hex()}.jsonl")
     out = io.StringIO()
     with ResultStore(many / STORE_FILE, read_only=True) as store:
         export_episodes(store, out, episode_ids=[episode])
     assert got.status_code == 200 and got.text == out.getvalue()
-    assert client.get(f"/api/download-episode/0/{b'nope'.hex()}.jsonl").status_code == 404
+    assert client.get(f"/api/download-episode/out/{b'nope'.hex()}.jsonl").status_code == 404
 
 
 def test_a_diff_downloads_with_its_noise_filter(changed: tuple[Path, Path]) -> None:
-    a, b = ("0", _experiment(changed[0])), ("1", _experiment(changed[1]))
+    a, b = ("a", _experiment(changed[0])), ("b", _experiment(changed[1]))
     app = build_app(list(changed))
     try:
         client = TestClient(app, base_url=LOCAL)
@@ -119,19 +120,19 @@ def test_the_export_writes_the_downloads_beside_its_data(many: Path, tmp_path: P
     sources, exp = Sources([many]), _experiment(many)
     out = tmp_path / "site"
     export_site(sources, out)
-    folder = out / experiment_dir("0", exp) / "download"
-    _, live = downloads.experiment_file(sources, "0", exp, "cells", "csv", {})
+    folder = out / experiment_dir("out", exp) / "download"
+    _, live = downloads.experiment_file(sources, "out", exp, "cells", "csv", {})
     assert (folder / "cells.csv").read_bytes() == live
     with StoreFrames(open_store(many), exp) as frames:
         assert _rows(pd.read_parquet(folder / "seats.parquet")) == _rows(frames.seats)
-    episode = sources.episodes("0", exp)["items"][0]["id"]
-    line = (out / f"data/e/0/{episode.encode().hex()}/episode.jsonl").read_text()
+    episode = sources.episodes(only(sources), exp)["items"][0]["id"]
+    line = (out / f"data/e/{b'out'.hex()}/{episode.encode().hex()}/episode.jsonl").read_text()
     assert json.loads(line)["id"] == episode
     seat = tmp_path / "seat"
     from stratagem.web.data import Perspective
 
     export_site(sources, seat, perspective=Perspective(1))
-    assert not (seat / experiment_dir("0", exp) / "download").exists()
+    assert not (seat / experiment_dir("out", exp) / "download").exists()
 
 
 def test_the_pages_link_the_downloads_of_what_they_show(chromium: Any, many: Path) -> None:
@@ -140,7 +141,7 @@ def test_the_pages_link_the_downloads_of_what_they_show(chromium: Any, many: Pat
 
     driver, exp = chromium, _experiment(many)
     with serving(many) as url:
-        driver.get(f"{url}#/x/0/{exp}?model=beta&status=finished")
+        driver.get(f"{url}#/x/out/{exp}?model=beta&status=finished")
         _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".list-downloads a.download"))
         link = driver.find_element(By.CSS_SELECTOR, ".list-downloads a.download")
         assert "model=beta" in link.get_attribute("href") and link.text == "CSV"
@@ -153,4 +154,4 @@ def test_the_pages_link_the_downloads_of_what_they_show(chromium: Any, many: Pat
         driver.find_element(By.CSS_SELECTOR, "main > table tbody tr td a").click()
         _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "a.episode-download"))
         href = driver.find_element(By.CSS_SELECTOR, "a.episode-download").get_attribute("href")
-        assert "/api/download-episode/0/" in href
+        assert "/api/download-episode/out/" in href

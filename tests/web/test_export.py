@@ -14,6 +14,7 @@ import pytest
 from support.browser import rendered
 from support.chameleon_view import SECRET_WORD, analysis_marker
 from support.cli import cli
+from support.named import only
 from support.scripted_run import run_scripted
 
 from stratagem.web.data import Perspective, Sources
@@ -118,10 +119,10 @@ def test_the_filter_index_is_the_data_layers_filters(
     export(capsys, str(pd_results), "--export", str(out))
     sources = Sources([pd_results])
     (x,) = sources.experiments()
-    listed = read_data(out / experiment_dir("0", x["id"]) / "episodes.js")[1]
+    listed = read_data(out / experiment_dir("out", x["id"]) / "episodes.js")[1]
     for name, values in listed["index"].items():
         for value, positions in values.items():
-            want = sources.episodes("0", x["id"], filters={name: value})["items"]
+            want = sources.episodes(only(sources), x["id"], filters={name: value})["items"]
             assert [listed["items"][k] for k in positions] == want, (name, value)
     assert listed["index"]["status"]["finished"] == list(range(6))
 
@@ -171,16 +172,16 @@ def test_max_per_cell_keeps_the_first_n_of_each_cell(
     assert "4 episodes" in line
     sources = Sources([pd_results])
     (x,) = sources.experiments()
-    listed = read_data(out / experiment_dir("0", x["id"]) / "episodes.js")[1]
-    everything = every_page(sources, "0", x["id"])
-    cell_of = sources.cell_of_episodes("0", x["id"])
+    listed = read_data(out / experiment_dir("out", x["id"]) / "episodes.js")[1]
+    everything = every_page(sources, "out", x["id"])
+    cell_of = sources.cell_of_episodes(only(sources), x["id"])
     cells = sorted(set(cell_of.values()))
     assert len(cells) == 2 and len(everything) == 6  # three episodes in each of two cells
     firsts = {c: [e for e in everything if cell_of[e["id"]] == c][:2] for c in cells}
     want = [e for e in everything if any(e in kept for kept in firsts.values())]
     assert listed["items"] == want and len(want) == 4
     assert len(list((out / "data/e").iterdir())) == 1
-    assert len(list((out / "data/e/0").iterdir())) == 4
+    assert len(list((out / "data/e" / b"out".hex()).iterdir())) == 4
 
 
 def test_experiment_limits_the_experiments(
@@ -194,8 +195,9 @@ def test_experiment_limits_the_experiments(
     export(capsys, str(chameleon[0]), str(pd_results), "--export", str(out),
            "--experiment", pd["id"])  # fmt: skip
     (written,) = read_data(out / "data/experiments.js")[1]
-    assert written["id"] == pd["id"] and written["source"] == "1"
-    assert [p.name for p in (out / "data/x").iterdir()] == ["1"]
+    named = f"{pd_results.parent.name}/out"  # both folders are named "out": told apart
+    assert written["id"] == pd["id"] and written["source"] == named
+    assert [p.name for p in (out / "data/x").iterdir()] == [named.encode().hex()]
 
 
 @pytest.mark.parametrize(
@@ -273,7 +275,7 @@ def test_a_seat_no_episode_has_is_refused_before_anything_is_written(
     )
     assert not out.exists()
     export(capsys, str(pd_results), "--export", str(out), "--perspective", "seat:1")  # the last
-    assert list((out / "data" / "e" / "0").iterdir())
+    assert list((out / "data" / "e" / b"out".hex()).iterdir())
 
 
 def test_export_options_without_export_are_refused(
@@ -294,19 +296,19 @@ def test_the_exported_pages_work_from_file_urls_with_their_csp(
     export(capsys, str(pd_results), "--export", str(site))
     (x,) = Sources([pd_results]).experiments()
     index = (site / "index.html").as_uri()
-    assert "Episodes (6)" in rendered(f"{index}#/x/0/{x['id']}")
+    assert "Episodes (6)" in rendered(f"{index}#/x/out/{x['id']}")
     # Filters run in the page, over the exported list and its index.
-    assert "Episodes (6)" in rendered(f"{index}#/x/0/{x['id']}?status=finished")
-    assert "Episodes (0)" in rendered(f"{index}#/x/0/{x['id']}?status=failed")
-    assert "Episodes (6)" in rendered(f"{index}#/x/0/{x['id']}?q=%3C%2Fscript%3E")
-    episode = Sources([pd_results]).episodes("0", x["id"])["items"][0]["id"]
-    dom = rendered(f"{index}#/e/0/{episode}?perspective=seat:0&step=2")  # 1-based, as shown
+    assert "Episodes (6)" in rendered(f"{index}#/x/out/{x['id']}?status=finished")
+    assert "Episodes (0)" in rendered(f"{index}#/x/out/{x['id']}?status=failed")
+    assert "Episodes (6)" in rendered(f"{index}#/x/out/{x['id']}?q=%3C%2Fscript%3E")
+    episode = Sources([pd_results]).episodes("out", x["id"])["items"][0]["id"]
+    dom = rendered(f"{index}#/e/out/{episode}?perspective=seat:0&step=2")  # 1-based, as shown
     assert f"Episode {episode}" in dom and "step 2 of" in dom
     assert "\\u003c" not in dom and "&lt;/script&gt;" in dom  # the reply shown, as text
     export(capsys, str(chameleon[0]), "--export", str(seat), "--perspective", "seat:2")
     uri = (seat / "index.html").as_uri()
-    dom = rendered(f"{uri}#/e/0/{chameleon[1]}")
+    dom = rendered(f"{uri}#/e/{chameleon[0].name}/{chameleon[1]}")
     assert "seat 2 (" in dom and "You are the chameleon!" in dom
     assert SECRET_WORD not in dom
-    dom = rendered(f"{uri}#/e/0/{chameleon[1]}?perspective=all")
+    dom = rendered(f"{uri}#/e/{chameleon[0].name}/{chameleon[1]}?perspective=all")
     assert "this export holds only the seat:2 perspective" in dom

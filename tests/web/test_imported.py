@@ -79,7 +79,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_an_imported_repeated_game_has_a_step_per_round(imported: tuple[Path, Path]) -> None:
-    episode = Sources([imported[0]]).episode("0", LAST_A, EVERYTHING)
+    episode = Sources([imported[0]]).episode("one", LAST_A, EVERYTHING)
     steps = episode["steps"]
     assert [s["round"] for s in steps] == [1, 2, 3, 4]
     assert [s["results"][0]["actions"] for s in steps] == [[C, C], [None, C], [C, C], [C, C]]
@@ -99,17 +99,17 @@ def test_invalid_rounds_and_agents_read_as_the_cells_table_reads_them(
     listed = [
         i
         for page in (0, 1)
-        for i in sources.episodes("0", EXPERIMENT, page=page, per_page=500)["items"]
+        for i in sources.episodes("one", EXPERIMENT, page=page, per_page=500)["items"]
     ]
     assert {i["id"]: i["invalid"] for i in listed} == expected
     assert expected[LAST_A] == 1
-    flagged = sources.episodes("0", EXPERIMENT, filters={"invalid": "1"})
+    flagged = sources.episodes("one", EXPERIMENT, filters={"invalid": "1"})
     assert [i["id"] for i in flagged["items"]] == [LAST_A]
-    (cell_agent,) = {c["agent"] for c in sources.cells("0", EXPERIMENT)}
+    (cell_agent,) = {c["agent"] for c in sources.cells("one", EXPERIMENT)}
     assert cell_agent == "zs"
-    by_agent = sources.episodes("0", EXPERIMENT, filters={"agent": cell_agent})
+    by_agent = sources.episodes("one", EXPERIMENT, filters={"agent": cell_agent})
     assert by_agent["total"] == len(expected)
-    assert sources.episodes("0", EXPERIMENT, filters={"agent": "tft-br"})["total"] == 0
+    assert sources.episodes("one", EXPERIMENT, filters={"agent": "tft-br"})["total"] == 0
 
 
 def test_the_experiments_page_counts_an_imports_tokens(imported: tuple[Path, Path]) -> None:
@@ -120,7 +120,7 @@ def test_the_experiments_page_counts_an_imports_tokens(imported: tuple[Path, Pat
 def test_compare_aligns_imported_games_by_round(imported: tuple[Path, Path]) -> None:
     sources = Sources([imported[0]])
     aligned = align(
-        sources.episode("0", LAST_A, EVERYTHING), sources.episode("0", LAST_B, EVERYTHING)
+        sources.episode("one", LAST_A, EVERYTHING), sources.episode("one", LAST_B, EVERYTHING)
     )
     assert aligned["by"] == "round" and aligned["first_difference"] == 1
     assert [r["same"] for r in aligned["steps"]] == [True, False, False, False]
@@ -128,8 +128,8 @@ def test_compare_aligns_imported_games_by_round(imported: tuple[Path, Path]) -> 
 
 def test_every_pair_an_episode_has_is_offered(imported: tuple[Path, Path]) -> None:
     sources = Sources(list(imported))
-    got = {(p["kind"], p["b"]["source"], p["b"]["episode"]) for p in sources.pairs("0", LAST_A)}
-    assert got == {("same-id", "1", LAST_A), ("model", "0", LAST_B)}
+    got = {(p["kind"], p["b"]["source"], p["b"]["episode"]) for p in sources.pairs("one", LAST_A)}
+    assert got == {("same-id", "two", LAST_A), ("model", "one", LAST_B)}
 
 
 def test_the_pages_read_an_imported_game_as_a_played_one(
@@ -148,13 +148,13 @@ def test_the_pages_read_an_imported_game_as_a_played_one(
 
     total = 2 * FILLER + 2
     with serving(*imported) as url:
-        driver.get(f"{url}#/x/0/{EXPERIMENT}?agent=zs")
+        driver.get(f"{url}#/x/one/{EXPERIMENT}?agent=zs")
         wait.until(lambda d: f"Episodes ({total})" in text(d))
-        driver.get(f"{url}#/x/0/{EXPERIMENT}?invalid=1")
+        driver.get(f"{url}#/x/one/{EXPERIMENT}?invalid=1")
         wait.until(lambda d: "Episodes (1)" in text(d) and LAST_A in text(d))
-        driver.get(f"{url}#/e/0/{LAST_A}")
+        driver.get(f"{url}#/e/one/{LAST_A}")
         wait.until(lambda d: "step 1 of 4" in text(d))
-        driver.get(f"{url}#/compare/0/{LAST_A}")
+        driver.get(f"{url}#/compare/one/{LAST_A}")
         pairs = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "a.pair"))
         assert sorted(a.text for a in pairs) == [LAST_A, LAST_B]
         next(a for a in pairs if a.text == LAST_B).click()

@@ -39,7 +39,7 @@ def test_a_search_hit_opens_at_its_step_marked_and_the_url_follows_the_step(
     driver = chromium
     episode = chameleon[1]
     search = "like THEM all"  # any case, as the list's search
-    driver.get(f"{viewer}#/x/0/pgm?q={search.replace(' ', '+')}")
+    driver.get(f"{viewer}#/x/{chameleon[0].name}/pgm?q={search.replace(' ', '+')}")
     heading(driver, "pgm")
     wait(driver, lambda d: d.find_elements(By.LINK_TEXT, episode))[0].click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "mark.hit"))
@@ -67,11 +67,13 @@ def test_an_episode_link_opens_through_its_experiment(
 
     driver = chromium
     episode = chameleon[1]
-    driver.get(f"{viewer}#/e/7/{episode}?x=pgm&step=2")  # no 8th results directory
+    driver.get(f"{viewer}#/e/7/{episode}?x=pgm&step=2")  # an old link's number: no such name
     heading(driver, f"Episode {episode}")
     wait(driver, lambda d: counter(d).startswith("step 2 of"))
-    assert urlsplit(driver.current_url).fragment.startswith(f"/e/0/{episode}?")
-    driver.get(f"{viewer}#/e/0/{episode}?x=other")  # the wrong experiment: said, not shown
+    assert urlsplit(driver.current_url).fragment.startswith(f"/e/{chameleon[0].name}/{episode}?")
+    driver.get(
+        f"{viewer}#/e/{chameleon[0].name}/{episode}?x=other"
+    )  # the wrong experiment: said, not shown
     wait(
         driver,
         lambda d: "is in experiment 'pgm', not 'other'" in d.find_element(By.TAG_NAME, "main").text,

@@ -41,18 +41,18 @@ def test_the_api_answers_every_odd_id(odd: Path) -> None:
         assert set(listed) == set(NAMES)
         for name in NAMES:
             ref = name.encode().hex()  # how the pages put an id in a path (source.js `id`)
-            cells = client.get(f"/api/experiments/0/{ref}/cells")
+            cells = client.get(f"/api/experiments/out/{ref}/cells")
             assert cells.status_code == 200, (name, cells.text)
             assert [c["episodes"] for c in cells.json()] == [1]
-            episodes = client.get(f"/api/experiments/0/{ref}/episodes")
+            episodes = client.get(f"/api/experiments/out/{ref}/episodes")
             assert episodes.status_code == 200, (name, episodes.text)
             (item,) = episodes.json()["items"]
-            episode = client.get(f"/api/episodes/0/{item['id'].encode().hex()}")
+            episode = client.get(f"/api/episodes/out/{item['id'].encode().hex()}")
             assert episode.status_code == 200 and episode.json()["experiment"] == name
-            pairs = client.get(f"/api/pairs/0/{item['id'].encode().hex()}")
+            pairs = client.get(f"/api/pairs/out/{item['id'].encode().hex()}")
             assert pairs.status_code == 200, (name, pairs.text)
         # An id that is not hex (an id as it was given before) is one line: it is not found.
-        missing = client.get("/api/experiments/0/exp%2Fx/cells")
+        missing = client.get("/api/experiments/out/exp%2Fx/cells")
         assert missing.status_code in (400, 404) and set(missing.json()) == {"error"}
     finally:
         app.state.data.close()

@@ -83,7 +83,7 @@ def test_a_game_started_from_the_viewer_is_played_to_its_end_and_shown(tmp_path:
         link = started["links"]["0"]
         assert link.startswith(f"{url}play#")
         episode = started["episode"]
-        assert episode["source"] == "1"  # OUT is viewed after the given directory
+        assert episode["source"] == "out"  # OUT is viewed, named by its folder
 
         # One game at a time in OUT: a second is refused in one line while the first runs.
         status, refused = call(f"{url}api/play", {**ULTIMATUM, "seed": 8})
@@ -109,7 +109,7 @@ def test_a_game_started_from_the_viewer_is_played_to_its_end_and_shown(tmp_path:
         assert last["end"]["payoffs"] == [60.0, 40.0]
         assert call(f"{api}?after=0", seat=token)[1]["end"]["scores"] == "seat 0: 60, seat 1: 40"
 
-        status, shown = call(f"{url}api/episodes/1/{episode['id'].encode().hex()}")
+        status, shown = call(f"{url}api/episodes/out/{episode['id'].encode().hex()}")
         assert status == 200 and shown["status"] == "finished"
 
         # The seed is played there now: refused as `stratagem play --seed 7` refuses it.

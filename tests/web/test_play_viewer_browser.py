@@ -99,4 +99,4 @@ def test_a_person_starts_ultimatum_from_the_viewer_plays_it_and_sees_it(
         (episode,) = store.episodes()
         assert episode.status == "finished" and episode.payoffs == (60.0, 40.0)
         assert episode.players[0]["kind"] == "human"
-        assert driver.current_url.partition("?")[0].endswith(f"#/e/0/{episode.id}")
+        assert driver.current_url.partition("?")[0].endswith(f"#/e/out/{episode.id}")

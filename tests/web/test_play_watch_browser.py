@@ -23,7 +23,7 @@ from stratagem.experiments.store import ResultStore
 __all__ = ["chromium"]  # the session's browser, a fixture
 
 WAIT_S = 120
-LINK = re.compile(r"watch: (http://127\.0\.0\.1:\d+/#/e/\d+/[0-9a-f]+)")
+LINK = re.compile(r"watch: (http://127\.0\.0\.1:\d+/#/e/play/[0-9a-f]+)")  # OUT's folder: its name
 
 
 def wait(driver: Any, check: Any) -> Any:

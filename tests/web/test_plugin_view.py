@@ -140,7 +140,7 @@ def test_the_export_copies_the_plugin_view_and_draws_with_it(
     assert sorted(p.name for p in (out / URL).parent.iterdir()) == ["drawn_view.js"]
     assert (out / "views" / "matrix.js").is_file() and (out / "views" / "kit.js").is_file()
     episode = episode_of(results, "viewcards:drawn")
-    dom = rendered(f"{(out / 'index.html').as_uri()}#/e/0/{episode}")  # from file://, its CSP
+    dom = rendered(f"{(out / 'index.html').as_uri()}#/e/out/{episode}")  # from file://, its CSP
     assert "viewcards:drawn: 1 offer(s)" in dom
 
 
@@ -150,7 +150,7 @@ def test_in_a_browser_the_plugin_game_has_its_view_and_the_other_the_generic_one
     drawn, bare = episode_of(results, "viewcards:drawn"), episode_of(results, "viewcards:bare")
     chromium.get_log("browser")  # the tests' before: the log drains as it is read
     with serving(results, env={plugins.ENV_PLUGINS: str(plugin_path)}) as url:
-        open_episode(chromium, url, "0", drawn)
+        open_episode(chromium, url, "out", drawn)
         text = wait(
             chromium,
             lambda d: d.execute_script(
@@ -159,7 +159,7 @@ def test_in_a_browser_the_plugin_game_has_its_view_and_the_other_the_generic_one
         )
         assert text.startswith("viewcards:drawn: ")
         assert chromium.execute_script("return window.leaked") is None
-        open_episode(chromium, url, "0", bare)
+        open_episode(chromium, url, "out", bare)
         shown = chromium.execute_script(
             "const box = document.querySelector('.step-box');"
             "return [box.querySelectorAll('.game-view').length,"

@@ -42,7 +42,9 @@ def test_the_report_s_sections_are_listed(results: tuple[Path, Path], tmp_path: 
     out, report = results
     (experiment,) = Sources([out]).experiments()
     listed = experiment["report"]
-    assert listed["url"] == f"report/0/{experiment['id'].encode().hex()}.html"
+    assert (
+        listed["url"] == f"report/{out.name.encode().hex()}/{experiment['id'].encode().hex()}.html"
+    )
     assert [(s["id"], s["title"]) for s in listed["sections"]] == sections_in(report)
     assert len(listed["sections"]) >= 3
     bare = tmp_path / "bare"  # a run whose report was never written: no link
@@ -60,7 +62,9 @@ def test_the_report_is_served_as_written_running_nothing(results: tuple[Path, Pa
             assert answer.status_code == 200 and answer.content == report.read_bytes()
             assert answer.headers["content-security-policy"] == REPORT_CSP
             assert answer.headers["x-content-type-options"] == "nosniff"
-            for url in ("/report/0/zz.html", "/report/0/6e6f7065.html", "/report/9/00.html"):
+            named = out.name.encode().hex()
+            for url in (f"/report/{named}/zz.html", f"/report/{named}/6e6f7065.html",
+                        "/report/30/00.html", "/report/zz/00.html"):  # fmt: skip
                 assert client.get(url).status_code == 404, url
             page = client.get("/")  # the pages keep the viewer's own policy
             assert "script-src 'self'" in page.headers["content-security-policy"]
@@ -89,7 +93,7 @@ def test_the_cells_link_to_the_report_s_sections(chromium: Any, results: tuple[P
     section, title = sections_in(report)[1]
     with serving(out) as url:
         experiment = Sources([out]).experiments()[0]["id"]
-        chromium.get(f"{url}#/x/0/{experiment}")
+        chromium.get(f"{url}#/x/{out.name}/{experiment}")
         link = WebDriverWait(chromium, 20).until(
             lambda d: next(
                 (a for a in d.find_elements(By.CSS_SELECTOR, ".report-links a") if a.text == title),

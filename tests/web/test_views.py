@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from support.browser import chromium, screenshot, serving
@@ -18,6 +19,7 @@ from support.pgm_play import play, scripted_model
 from stratagem.experiments.config import config_from_dict
 from stratagem.experiments.runner import STORE_FILE, Runner
 from stratagem.experiments.store import ResultStore
+from stratagem.web.data import Sources
 
 __all__ = ["chromium"]  # the session's browser, a fixture
 
@@ -28,7 +30,7 @@ WAIT_S = 20
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A Chameleon game (seats 0 and 2 PGM, seat 2 the chameleon) and a 4-round PD game against
     TitForTat by a scripted random model; their stored rounds and beliefs, and the viewer's URL
-    (source "0" the Chameleon store, "1" the PD one)."""
+    and the names of its two sources."""
     models = scripted_model()
     next(models)[0] = chameleon_replier()
     try:
@@ -52,6 +54,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     with serving(Path(store.path).parent, pd) as url:
         yield {
             "url": url, "chameleon": chameleon, "beliefs": beliefs,
+            "sources": [s["id"] for s in Sources([Path(store.path).parent, pd]).sources()],
             "pd": episode.id, "rounds": rounds,
         }  # fmt: skip
 
@@ -68,7 +71,7 @@ def wait(driver: Any, check: Any) -> Any:
 def open_episode(driver: Any, url: str, source: str, episode: str, query: str = "") -> None:
     """The episode's replay, loaded afresh (not a hash change on the page of the test before)."""
     driver.get("about:blank")
-    driver.get(f"{url}#/e/{source}/{episode}{query}")
+    driver.get(f"{url}#/e/{quote(source, safe='')}/{episode}{query}")  # a name may hold "/"
     wait(
         driver,
         lambda d: d.execute_script(
@@ -108,7 +111,7 @@ def test_a_pd_step_shows_the_rounds_so_far_and_each_seats_cumulative_payoff(
 ) -> None:
     driver, rounds = chromium, stores["rounds"]
     assert len(rounds) == 4
-    open_episode(driver, stores["url"], "1", stores["pd"])
+    open_episode(driver, stores["url"], stores["sources"][1], stores["pd"])
     goto(driver, 2)  # step 3: rounds 1 to 3
     shown = texts(driver, ".rounds-view .round-table tbody tr")
     assert shown == [
@@ -134,7 +137,7 @@ def test_a_chameleon_step_shows_the_chat_and_heat_maps_of_the_stored_beliefs(
     chromium: Any, stores: dict[str, Any]
 ) -> None:
     driver = chromium
-    open_episode(driver, stores["url"], "0", stores["chameleon"])
+    open_episode(driver, stores["url"], stores["sources"][0], stores["chameleon"])
     last = driver.execute_script(
         "return Number(document.querySelector('.timeline input[type=range]').max)"
     )
@@ -174,7 +177,9 @@ def test_a_seats_chat_holds_its_own_private_vote_and_no_others(
     chromium: Any, stores: dict[str, Any]
 ) -> None:
     driver = chromium
-    open_episode(driver, stores["url"], "0", stores["chameleon"], "?perspective=seat%3A1")
+    open_episode(
+        driver, stores["url"], stores["sources"][0], stores["chameleon"], "?perspective=seat%3A1"
+    )
     goto(driver, 99)
     lines = texts(driver, ".chat .chat-line")
     votes = [line for line in lines if line[-1].startswith("I vote for")]

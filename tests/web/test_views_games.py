@@ -55,8 +55,8 @@ def run(out: Path, game: str, lineup: list[str], **settings: Any) -> None:
 
 @pytest.fixture(scope="module")
 def games(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """One episode of each game (source k = SOURCES[k]), their stored events and beliefs, and the
-    viewer's URL."""
+    """One episode of each game (each source named by its game), their stored events and
+    beliefs, and the viewer's URL."""
     base = tmp_path_factory.mktemp("games")
     dirs = {name: base / name for name in SOURCES}
     dirs["tradecraft"].mkdir()
@@ -87,7 +87,7 @@ def games(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def show(driver: Any, games: dict[str, Any], name: str, step: int, query: str = "") -> None:
     """Game `name`'s episode at `step` (0-based; -1 the last), its game view drawn."""
-    open_episode(driver, games["url"], str(SOURCES.index(name)), games[name]["id"], query)
+    open_episode(driver, games["url"], name, games[name]["id"], query)
     if step < 0:
         step = driver.execute_script(
             "return Number(document.querySelector('.timeline input[type=range]').max)"

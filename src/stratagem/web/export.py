@@ -75,17 +75,18 @@ class Written:
 
 
 def experiment_dir(source: str, experiment: str) -> str:
-    """An experiment's data folder; ids as hex, so any id is a safe file name (app.js agrees)."""
-    return f"data/x/{source}/{experiment.encode().hex()}"
+    """An experiment's data folder; the source's name and ids as hex, so any name or id is one
+    safe file name (source.js agrees)."""
+    return f"data/x/{source.encode().hex()}/{experiment.encode().hex()}"
 
 
 def episode_file(source: str, episode: str, perspective: Perspective) -> str:
     name = "all" if perspective.seat is None else f"seat-{perspective.seat}"
-    return f"data/e/{source}/{episode.encode().hex()}/{name}.js"
+    return f"data/e/{source.encode().hex()}/{episode.encode().hex()}/{name}.js"
 
 
 def _ref(ref: tuple[str, str]) -> str:
-    return f"{ref[0]}/{ref[1].encode().hex()}"
+    return f"{ref[0].encode().hex()}/{ref[1].encode().hex()}"
 
 
 def compare_file(a: tuple[str, str], b: tuple[str, str], perspective: Perspective) -> str:
@@ -96,7 +97,7 @@ def compare_file(a: tuple[str, str], b: tuple[str, str], perspective: Perspectiv
 
 def pairs_file(source: str, episode: str) -> str:
     """The pairs an exported episode offers (source.js agrees)."""
-    return f"data/p/{source}/{episode.encode().hex()}.js"
+    return f"data/p/{source.encode().hex()}/{episode.encode().hex()}.js"
 
 
 def diff_file(a: tuple[str, str], b: tuple[str, str]) -> str:
@@ -315,11 +316,11 @@ def _experiment(
         items = kept
     position = {item["id"]: k for k, item in enumerate(items)}
     index: dict[str, dict[str, list[int]]] = {}
-    for name, values in _filter_values(cells, items, analysis).items():
-        index[name] = {}
-        for value in sorted(values):
-            matched = _all_items(sources, source, experiment, {name: value})
-            index[name][value] = [position[i["id"]] for i in matched if i["id"] in position]
+    found = sources.filter_ids(source, experiment, _filter_values(cells, items, analysis))
+    for name, values in found.items():
+        # Positions ascending: the list's store order, as the live list's pages give them.
+        index[name] = {v: sorted(position[i] for i in values[v] if i in position)
+                       for v in sorted(values)}  # fmt: skip
     writer.data(f"{folder}/episodes.js", {"items": items, "index": index})
     texts = []
     for item in items:

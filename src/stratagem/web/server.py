@@ -7,9 +7,11 @@ stored text can close a tag if a page ever embeds it; with a token (a `--host` o
 loopback) every request needs it. An experiment's or episode's id in a path is the hex of its
 UTF-8 bytes (as the export names its files): a `%2F` is decoded before routing and a browser
 folds `..` segments, so an id such as `exp/x` or `..` could not be one segment otherwise (issue
-33 item 7). The data layer is used from one thread of its own: SQLite connections belong to the
-thread that opened them, and one reader at a time keeps a browsing session from competing with
-a run.
+33 item 7). A source goes by its name (`data.names`: its folder's, whatever the order of the
+directories given), URL-encoded: a name may hold `/`, so the routes take it whole (`:path`),
+the segments after it being hex or fixed (issue 36 item 8). The data layer is used from one
+thread of its own: SQLite connections belong to the thread that opened them, and one reader at
+a time keeps a browsing session from competing with a run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from http.cookies import SimpleCookie
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -220,11 +223,12 @@ def _id(request: Request, name: str) -> str:
 
 
 def _episode_ref(query: Mapping[str, str], name: str, what: str = "episode") -> tuple[str, str]:
-    """`?a=<source>/<episode>` (or `<source>/<experiment>`) as (source, id)."""
+    """`?a=<source>/<episode>` (or `<source>/<experiment>`) as (source, id): the source's name
+    URL-encoded (a name may hold `/`, an id too), so the first `/` ends it."""
     source, _, episode = query.get(name, "").partition("/")
     if not source or not episode:
         raise _BadRequest(f"'{name}' must be <source>/<{what}>, not '{query.get(name, '')}'")
-    return source, episode
+    return unquote(source), episode
 
 
 def build_app(
@@ -311,6 +315,18 @@ def build_app(
             )
         )
 
+    async def cells(request: Request) -> Response:
+        """The cells, counted over the episodes the list's filters and search keep."""
+        source, q = request.path_params["source"], request.query_params
+        filters: Mapping[str, str] = {k: q[k] for k in FILTERS if q.get(k)}
+        try:
+            experiment = _id(request, "experiment")
+        except _BadRequest as exc:
+            return error(str(exc), 400)
+        return await answer(
+            lambda s: s.cells(source, experiment, filters=filters, query=q.get("q") or None)
+        )
+
     async def episode(request: Request) -> Response:
         source = request.path_params["source"]
         try:
@@ -354,7 +370,8 @@ def build_app(
         p = request.path_params
         try:
             experiment = bytes.fromhex(p["name"]).decode()
-            path = await data.call(lambda s: s.report_file(p["source"], experiment))
+            source = bytes.fromhex(p["source"]).decode()
+            path = await data.call(lambda s: s.report_file(source, experiment))
         except (ValueError, StratagemError):
             return error("no such report", 404)
         body = await asyncio.to_thread(path.read_bytes)
@@ -422,18 +439,20 @@ def build_app(
         Route("/views/{path:path}", view),
         Route("/api/sources", sources),
         Route("/api/experiments", experiments),
-        Route("/api/experiments/{source}/{experiment}/cells", per_experiment(Sources.cells)),
-        Route("/api/experiments/{source}/{experiment}/episodes", episodes),
-        Route("/api/experiments/{source}/{experiment}/analysis", per_experiment(Sources.analysis)),
-        Route("/api/experiments/{source}/{experiment}/charts", per_experiment(Sources.charts)),
-        Route("/api/episodes/{source}/{episode}", episode),
+        Route("/api/experiments/{source:path}/{experiment}/cells", cells),
+        Route("/api/experiments/{source:path}/{experiment}/episodes", episodes),
+        Route(
+            "/api/experiments/{source:path}/{experiment}/analysis", per_experiment(Sources.analysis)
+        ),
+        Route("/api/experiments/{source:path}/{experiment}/charts", per_experiment(Sources.charts)),
+        Route("/api/episodes/{source:path}/{episode}", episode),
         Route("/api/compare", compare),
-        Route("/api/pairs/{source}/{episode}", pairs),
+        Route("/api/pairs/{source:path}/{episode}", pairs),
         Route("/api/diff", diff),
-        Route("/api/version/{source}", version),
-        Route("/api/download/{source}/{experiment}/{name}", download),
+        Route("/api/version/{source:path}", version),
+        Route("/api/download/{source:path}/{experiment}/{name}", download),
         Route("/api/download-diff/{format}", download_diff),
-        Route("/api/download-episode/{source}/{episode}.jsonl", download_episode),
+        Route("/api/download-episode/{source:path}/{episode}.jsonl", download_episode),
         Route("/report/{source}/{name}.html", report),
     ]
     if launcher is not None:

@@ -32,7 +32,7 @@ def html_report(magic_store: Path) -> str:
 def viewed(magic_store: Path) -> tuple[Sources, str, dict[str, Any]]:
     sources = Sources([magic_store.parent])
     (x,) = sources.experiments()
-    return sources, x["id"], sources.analysis("0", x["id"])
+    return sources, x["id"], sources.analysis(x["source"], x["id"])
 
 
 def test_the_viewer_shows_the_report_s_rows(
@@ -62,7 +62,10 @@ def test_each_report_row_links_to_the_viewer_s_list_of_its_games(
             href = html.escape(viewer_link(experiment, row["group"]))
             assert (href, html.escape(row["label"])) in links, row["group"]
             listed = sources.episodes(
-                "0", experiment, filters={"group": row["group"]}, per_page=MAX_PER_PAGE
+                sources.sources()[0]["id"],
+                experiment,
+                filters={"group": row["group"]},
+                per_page=MAX_PER_PAGE,
             )
             assert listed["total"] == row["episodes"] > 0
     # The link is the page's route with the experiment and the row's key, each encoded once.

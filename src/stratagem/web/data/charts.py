@@ -22,16 +22,17 @@ the cell share a seed, else each episode its own cluster); None for fewer than t
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import struct
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from stratagem.analysis.cells import CellKey, cell_key, order_key
-from stratagem.analysis.comparisons import Comparison, cluster_t
+from stratagem.analysis.comparisons import Comparison
+from stratagem.analysis.comparisons import mean_interval as interval_of
 from stratagem.analysis.episodes import EpisodeData, load_episodes
 from stratagem.analysis.invalid import DECISION_EVENT, INVALID_EVENT
 from stratagem.analysis.multiple import adjust_comparisons
-from stratagem.analysis.pair_clusters import shared_clusters
 from stratagem.errors import StratagemError
 from stratagem.experiments.store import ResultStore
 from stratagem.games.catalog import get_entry
@@ -42,8 +43,6 @@ CELL_METRICS = ("score seat 0", "cooperation", "invalid rate")
 """The per-episode metrics drawn by cell and compared for variants (`diff.episode_metrics`)."""
 ROUND_METRICS = ("score", "cooperation", "valid")
 """Seat 0's per-round values drawn over rounds."""
-ONE_CELL = "nothing (one cell's episodes)"
-"""What `cluster_t` is told the values share: they are one cell's, not pairs."""
 
 
 def experiment_charts(
@@ -73,12 +72,31 @@ def mean_interval(values: Sequence[float], seeds: Sequence[Hashable]) -> dict[st
     anything (module docstring); `seeds[i]` is value i's seed."""
     if not values:
         return {"value": None, "low": None, "high": None, "n": 0}
-    index = list(range(len(values)))
-    clusters = shared_clusters(index, dict(zip(index, seeds, strict=True)))
-    labels = None if clusters is None else [clusters[i] for i in index]
-    c = cluster_t(list(values), labels, paired_by=ONE_CELL, cluster_by="seed", level=LEVEL)
-    return {"value": _number(c.estimate), "low": _number(c.ci_low), "high": _number(c.ci_high),
-            "n": c.n}  # fmt: skip
+    if len(seeds) != len(values):
+        raise ValueError(f"{len(values)} values but {len(seeds)} seeds")
+    # As `pair_clusters.shared_clusters`: clustered when two seeds or more, one holding several.
+    sizes = Counter(seeds)
+    labels = list(seeds) if len(sizes) >= 2 and max(sizes.values()) >= 2 else None
+    # Every cell's rounds make thousands of means, of few distinct value lists (a few payoffs,
+    # 0/1 validity): each list (its exact bits, its seeds as `cluster_t` codes them) is worked
+    # out once, with `cluster_t`'s numbers less its p-value.
+    key = (
+        struct.pack(f"{len(values)}d", *values),
+        None if labels is None else tuple(map(repr, labels)),
+    )
+    found = _SEEN.get(key)
+    if found is None:
+        if len(_SEEN) >= _KEPT:
+            _SEEN.clear()
+        value, low, high, n = interval_of(values, labels, LEVEL)
+        found = {"value": _number(value), "low": _number(low), "high": _number(high), "n": n}
+        _SEEN[key] = found
+    return dict(found)
+
+
+_SEEN: dict[tuple[bytes, tuple[str, ...] | None], dict[str, Any]] = {}
+"""`mean_interval`'s answers by their inputs (at most `_KEPT`)."""
+_KEPT = 1 << 16
 
 
 def _number(value: float | None) -> float | None:

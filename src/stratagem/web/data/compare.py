@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from stratagem.analysis.episodes import seat_of
@@ -178,26 +178,41 @@ def pairs(
     source: str,
     records: Sequence[EpisodeRecord],
     others: Mapping[str, Mapping[str, EpisodeRecord]],
+    wanted: Collection[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """`pairs_of` for each of an experiment's `records` at once, by episode id (the static
     export's: one pass over the records it holds, grouped by cell); `others` holds each
-    other source's episodes of the same ids."""
-    out: dict[str, list[dict[str, Any]]] = {r.id: [] for r in records}
+    other source's episodes of the same ids; `wanted` the ids whose pairs are asked (None:
+    every record's), so an export of a few episodes pairs only those."""
+    out: dict[str, list[dict[str, Any]]] = {
+        r.id: [] for r in records if wanted is None or r.id in wanted
+    }
+    sides: dict[int, dict[str, Any]] = {}  # each record's side, made once (records by identity)
+
+    def side(record: EpisodeRecord) -> dict[str, Any]:
+        if id(record) not in sides:
+            sides[id(record)] = _side(source, record)
+        return sides[id(record)]
+
     by_cell: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        for other, found in others.items():
-            twin = found.get(record.id)
-            if twin is not None:
-                out[record.id].append(
-                    {"kind": "same-id", "a": _side(source, record), "b": _side(other, twin)}
-                )
+        if record.id in out:
+            for other, found in others.items():
+                twin = found.get(record.id)
+                if twin is not None:
+                    out[record.id].append(
+                        {"kind": "same-id", "a": side(record), "b": _side(other, twin)}
+                    )
         by_cell[_cell(record)].append(record)
     for group in by_cell.values():
+        if not any(r.id in out for r in group):
+            continue
         signed = [(r, _signature(r)) for r in group]
         for first, sig in signed:
+            if first.id not in out:
+                continue
             for second, theirs in signed:
                 kind = None if first is second else _differs(sig, theirs)
                 if kind is not None:
-                    out[first.id].append({"kind": kind, "a": _side(source, first),
-                                          "b": _side(source, second)})  # fmt: skip
+                    out[first.id].append({"kind": kind, "a": side(first), "b": side(second)})
     return out

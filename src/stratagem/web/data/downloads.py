@@ -199,11 +199,13 @@ def experiment_file(
     filters: Mapping[str, str],
     query: str | None = None,
 ) -> tuple[str, bytes]:
-    """(file name, bytes) of an experiment's `cells` (the rows its filters keep) or of a table
-    of `stratagem.open` (`what` one of `TABLES`) for its filtered episode list."""
+    """(file name, bytes) of an experiment's `cells` (the rows its filters keep, counted as the
+    page counts them: `Sources.cells`) or of a table of `stratagem.open` (`what` one of
+    `TABLES`) for its filtered episode list."""
     check_format(fmt)
     if what == "cells":
-        cells = [c for c in sources.cells(source, experiment) if _of_cell(c, filters)]
+        counted = sources.cells(source, experiment, filters=filters, query=query)
+        cells = [c for c in counted if _of_cell(c, filters)]
         return file_name(experiment, "cells", fmt=fmt), encode(cells_table(cells), fmt)
     ids = listed_ids(sources, source, experiment, filters, query)
     with sources.reading(source, experiment) as store:

@@ -200,6 +200,40 @@ def episode_page(
             f"page {page}, {per_page} per page: expected a page >= 0 and 1 to {MAX_PER_PAGE} "
             "per page"
         )
+    condition, params = _condition(experiment, filters, query, groups, cells)
+    total = store._rows(f"SELECT COUNT(*) FROM episodes e WHERE {condition}", params)[0][0]
+    columns = ", ".join(f"e.{c.strip()}" for c in EPISODE_COLUMNS.split(","))
+    rows = store._rows(
+        f"SELECT {columns}, (SELECT COUNT(*) FROM ({_INVALID_MOVES})) AS invalid "
+        f"FROM episodes e WHERE {condition} "
+        "ORDER BY e.rowid LIMIT ? OFFSET ?",
+        [*params, per_page, page * per_page],
+    )
+    return {"total": total, "page": page, "per_page": per_page, "items": [_item(r) for r in rows]}
+
+
+def episode_ids(
+    store: ResultStore,
+    experiment: str,
+    filters: Mapping[str, str],
+    query: str | None,
+    groups: Mapping[str, Sequence[str]] | None = None,
+    cells: Mapping[str, Sequence[str]] | None = None,
+) -> set[str]:
+    """The ids of every episode `episode_page` would list: what the cells are counted over
+    when the list is filtered (`Sources.cells`), and the export's filter index."""
+    condition, params = _condition(experiment, filters, query, groups, cells)
+    return {r[0] for r in store._rows(f"SELECT e.id FROM episodes e WHERE {condition}", params)}
+
+
+def _condition(
+    experiment: str,
+    filters: Mapping[str, str],
+    query: str | None,
+    groups: Mapping[str, Sequence[str]] | None,
+    cells: Mapping[str, Sequence[str]] | None,
+) -> tuple[str, list[Any]]:
+    """The list's SQL condition, one for the page and the ids, so they cannot disagree."""
     where, params = ["e.experiment_id = ?"], [experiment]
     for name, value in filters.items():
         make = FILTERS.get(name)
@@ -219,16 +253,7 @@ def episode_page(
         sql, values = _search(query)
         where.append(sql)
         params += values
-    condition = " AND ".join(where)
-    total = store._rows(f"SELECT COUNT(*) FROM episodes e WHERE {condition}", params)[0][0]
-    columns = ", ".join(f"e.{c.strip()}" for c in EPISODE_COLUMNS.split(","))
-    rows = store._rows(
-        f"SELECT {columns}, (SELECT COUNT(*) FROM ({_INVALID_MOVES})) AS invalid "
-        f"FROM episodes e WHERE {condition} "
-        "ORDER BY e.rowid LIMIT ? OFFSET ?",
-        [*params, per_page, page * per_page],
-    )
-    return {"total": total, "page": page, "per_page": per_page, "items": [_item(r) for r in rows]}
+    return " AND ".join(where), params
 
 
 def _item(row: Any) -> dict[str, Any]:

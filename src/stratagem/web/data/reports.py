@@ -39,5 +39,6 @@ def report_sections(path: Path) -> list[dict[str, Any]]:
 
 
 def report_url(source: str, experiment_id: str) -> str:
-    """Where the pages find it, live and in an export alike: a path relative to the site."""
-    return f"report/{source}/{experiment_id.encode().hex()}.html"
+    """Where the pages find it, live and in an export alike: a path relative to the site, the
+    source's name and the id as hex (one segment each, whatever they hold)."""
+    return f"report/{source.encode().hex()}/{experiment_id.encode().hex()}.html"

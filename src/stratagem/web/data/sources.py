@@ -17,25 +17,33 @@ import functools
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from stratagem.analysis.cells import CellKey, cell_key, order_key, pooled_rates, share_invalid
-from stratagem.analysis.episodes import load_episodes, seat_of
+from stratagem.analysis.cells import CellKey, order_key, pooled_rates, share_invalid
+from stratagem.analysis.episodes import seat_of
 from stratagem.analysis.tallies import EpisodeTally, episode_tallies
 from stratagem.errors import StratagemError
 from stratagem.experiments.records import EpisodeRecord
 from stratagem.experiments.store import ResultStore
 from stratagem.experiments.store_files import stores_in
 from stratagem.web.data.analysis import Analysis, experiment_analysis
-from stratagem.web.data.applies import applying, game_facts
+from stratagem.web.data.applies import Applies, applying, game_facts
 from stratagem.web.data.charts import experiment_charts
 from stratagem.web.data.compare import pairs as compare_pairs
 from stratagem.web.data.compare import pairs_of
 from stratagem.web.data.diff import CellEpisodes, diff, episode_metrics, noise_floors
-from stratagem.web.data.listing import CELL, GROUP, cell_text, episode_page
+from stratagem.web.data.listing import (
+    CELL,
+    GROUP,
+    BadQuery,
+    cell_text,
+    episode_ids,
+    episode_page,
+)
+from stratagem.web.data.names import source_names
 from stratagem.web.data.perspective import Perspective
 from stratagem.web.data.replay import episode_view
 from stratagem.web.data.reports import report_path, report_sections, report_url
@@ -46,6 +54,13 @@ _Metrics = dict[CellKey, CellEpisodes]
 
 _Costs = dict[str, dict[int, float]]
 """Dollars per episode and seat (`ResultStore.seat_costs`)."""
+_Facts = dict[str, Applies]
+"""What applies to each game of an experiment (`applies.game_facts`)."""
+
+
+CELL_FOLLOWS = ("seat_kind", "status", "invalid", "outcome", GROUP)
+"""The episode list's filters the cells are counted again under (issue 36 item 7): what an
+episode is, not what a cell is made of (game, model, agent pick rows), nor `cell` (a row)."""
 
 
 class _Read:
@@ -53,12 +68,11 @@ class _Read:
     filter), and its episodes' metrics for `diff`, worked out when a diff first asks (a cells
     view need not wait for them)."""
 
-    def __init__(
-        self, rows: list[dict[str, Any]], tallies: list[EpisodeTally], costs: _Costs
-    ) -> None:
-        self.rows = rows
+    def __init__(self, tallies: list[EpisodeTally], costs: _Costs, facts: _Facts) -> None:
+        self.rows = cell_rows(tallies, costs, facts)
         self._tallies = tallies
         self._costs = costs
+        self.facts = facts
         self.ids: dict[str, list[str]] = defaultdict(list)
         for e in tallies:
             self.ids[cell_text(e.key)].append(e.id)
@@ -74,20 +88,23 @@ class Sources:
 
     def __init__(self, dirs: Sequence[Path]) -> None:
         """Each of `dirs` a results directory, a store file or a folder of results directories
-        (as every command finds them); each store is checked once here."""
+        (as every command finds them); each store is checked once here, and named by its
+        folder (`names.source_names`), so a link names it whatever the order of `dirs`."""
         found: list[Path] = []
         for d in dirs:
             for path in stores_in(Path(d)):
                 if path.resolve() not in {p.resolve() for p in found}:
                     found.append(path)
-        self._paths = found
+        self._paths = dict(zip(source_names(found), found, strict=True))
+        """Each store by its name (`names.source_names`), in the order given."""
         self._holding = False
         self._held: dict[str, tuple[ResultStore, tuple[int, int, int]]] = {}
         self._cells: dict[tuple[str, str], tuple[str, _Read]] = {}
         self._analyses: dict[tuple[str, str], tuple[str, Analysis]] = {}
         self._charts: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
-        for k in range(len(found)):
-            with self._open(str(k)):
+        self._summaries: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+        for name in self._paths:
+            with self._open(name):
                 pass
 
     def close(self) -> None:
@@ -112,10 +129,10 @@ class Sources:
 
     @contextmanager
     def _open(self, source: str) -> Iterator[ResultStore]:
-        ids = [str(k) for k in range(len(self._paths))]
-        if source not in ids:
-            raise StratagemError(f"unknown source '{source}': expected 0 to {len(ids) - 1}")
-        path = self._paths[ids.index(source)]
+        path = self._paths.get(source)
+        if path is None:
+            known = ", ".join(f"'{n}'" for n in self._paths)
+            raise StratagemError(f"unknown source '{source}': expected one of {known}")
         wal = Path(f"{path}-wal")
         if not self._holding or wal.exists():
             # While a writer has the store open (its -wal), each call opens its own reader, so
@@ -148,48 +165,72 @@ class Sources:
 
     def sources(self) -> list[dict[str, Any]]:
         out = []
-        for k, path in enumerate(self._paths):
-            with self._open(str(k)) as store:
-                out.append(
-                    {"id": str(k), "path": str(path), "experiments": len(store.experiments())}
-                )
+        for name, path in self._paths.items():
+            with self._open(name) as store:
+                out.append({"id": name, "path": str(path), "experiments": len(store.experiments())})
         return out
 
     def experiments(self) -> list[dict[str, Any]]:
         """Every experiment of every source, with its games, models, episodes by status and
         what its calls cost (`call_totals`: every call paid for, restarted episodes' too)."""
         out = []
-        for k in range(len(self._paths)):
-            with self._open(str(k)) as store:
-                for exp in store.experiments():
-                    row = _experiment_summary(store, str(k), exp.id, exp.name)
-                    out.append({**row, "report": self._report(str(k), exp.id)})
+        for name in self._paths:
+            # Kept while the store's version is unchanged, as `cells` (an imported log's tokens
+            # sum every round); the report is looked for each time: it is written beside it.
+            version = self.version(name)
+            kept = self._summaries.get(name)
+            if kept is None or kept[0] != version:
+                with self._open(name) as store:
+                    rows = [_experiment_summary(store, name, exp.id, exp.name)
+                            for exp in store.experiments()]  # fmt: skip
+                kept = self._summaries[name] = (version, rows)
+            for row in kept[1]:
+                copied = {k: v.copy() if isinstance(v, list | dict) else v for k, v in row.items()}
+                out.append({**copied, "report": self._report(name, row["id"])})
         return out
 
     def report_file(self, source: str, experiment: str) -> Path:
         """The experiment's HTML report (`stratagem report` wrote it next to the store)."""
         with self._open(source) as store:
             self._experiment(store, source, experiment)
-        path = report_path(self._paths[int(source)], experiment)
+        path = report_path(self._paths[source], experiment)
         if path is None:
             raise StratagemError(f"source {source}: experiment '{experiment}' has no report")
         return path
 
     def _report(self, source: str, experiment: str) -> dict[str, Any] | None:
         """Where the report is and its study sections, for the cells' links; None without one."""
-        path = report_path(self._paths[int(source)], experiment)
+        path = report_path(self._paths[source], experiment)
         if path is None:
             return None
         return {"url": report_url(source, experiment), "sections": report_sections(path)}
 
-    def cells(self, source: str, experiment: str) -> list[dict[str, Any]]:
+    def cells(
+        self,
+        source: str,
+        experiment: str,
+        filters: Mapping[str, str] | None = None,
+        query: str | None = None,
+    ) -> list[dict[str, Any]]:
         """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
         payoff, seat 0's cooperation and invalid rate, the invalid rate of every LLM seat's
         moves (`Cell.llm_invalid_rate`, None without an LLM seat; what the page shows), and the
         cell's spend. Kept while the
         store's `version()` is unchanged (read first, so a commit during the read only makes
-        the next call read again)."""
-        rows = self._kept(source, experiment).rows
+        the next call read again). With the episode list's `filters` (those of
+        `CELL_FOLLOWS`; game, model and agent pick whole rows on the page) or its search
+        `query`, the cells are counted again over the finished episodes the list shows."""
+        read = self._kept(source, experiment)
+        chosen = {k: v for k, v in (filters or {}).items() if v != "" and k in CELL_FOLLOWS}
+        rows = read.rows
+        if chosen or query:
+            groups = None
+            if GROUP in chosen:
+                groups = self._analysis(source, experiment, latest=False).groups
+            with self._open(source) as store:
+                ids = episode_ids(store, experiment, chosen, query, groups)
+            tallies = [e for e in read._tallies if e.id in ids]
+            rows = cell_rows(tallies, read._costs, read.facts)
         # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
         return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
 
@@ -207,29 +248,7 @@ class Sources:
             tallies = episode_tallies(store, experiment)
             costs = store.seat_costs([e.id for e in tallies])
             facts = game_facts(store, experiment)
-        groups: dict[CellKey, list[EpisodeTally]] = defaultdict(list)
-        for e in tallies:
-            groups[e.key].append(e)
-        out = []
-        for key in sorted(groups, key=order_key):
-            rows = groups[key]
-            model, agent, game, opponent, rounds = key
-            cooperation, invalid_rate = pooled_rates(
-                [(e.cooperative, e.valid, e.invalid) for e in rows]
-            )
-            width = max(len(e.totals) for e in rows)
-            out.append({
-                "cell": cell_text(key),
-                "model": model, "agent": agent, "game": game, "opponent": opponent,
-                "lineup": list(rows[0].lineup), "rounds": rounds, "episodes": len(rows),
-                "score": [sum(e.totals[i] for e in rows if i < len(e.totals)) / len(rows)
-                          for i in range(width)],
-                "cooperation": cooperation, "invalid_rate": invalid_rate,
-                "llm_invalid_rate": share_invalid([m for e in rows for m in e.llm]),
-                "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
-                **applying(rows, facts.get(game)),
-            })  # fmt: skip
-        return _Read(out, tallies, costs)
+        return _Read(tallies, costs, facts)
 
     def analysis(self, source: str, experiment: str) -> dict[str, Any]:
         """The experiment's leaderboards (each row with its group key and episode count), the
@@ -275,11 +294,33 @@ class Sources:
 
     def cell_of_episodes(self, source: str, experiment: str) -> dict[str, str]:
         """Each finished episode's cell (as `cells` groups them), by episode id: what the
-        static export's `--max-per-cell` counts."""
+        static export's `--max-per-cell` counts; from the cells' own read, not every round again."""
+        cells = self._kept(source, experiment).ids
+        return {episode: cell for cell, ids in cells.items() for episode in ids}
+
+    def filter_ids(
+        self, source: str, experiment: str, values: Mapping[str, Iterable[str]]
+    ) -> dict[str, dict[str, set[str]]]:
+        """For each filter and each of its `values`, the ids `episodes` lists under that filter
+        alone: the static export's filter index, one query of ids a value instead of every
+        page of items, the cells and the analysis looked up once."""
+        asked = {name for name, vs in values.items() if any(vs)}
+        groups = self._analysis(source, experiment, latest=False).groups if GROUP in asked else None
+        cells = self._kept(source, experiment).ids if CELL in asked else None
         with self._open(source) as store:
             self._experiment(store, source, experiment)
-            episodes = load_episodes(store, experiment, event_kinds=())
-        return {e.record.id: repr(cell_key(e, 0)) for e in episodes if e.seats}
+            out: dict[str, dict[str, set[str]]] = {}
+            for name, vs in values.items():
+                out[name] = {}
+                for v in vs:
+                    if name == CELL and v and cells is not None:  # its ids: `listing._cell`
+                        if v not in cells:
+                            raise BadQuery(f"filter cell='{v}': no cell of this experiment has it")
+                        out[name][v] = set(cells[v])
+                    else:
+                        chosen = {name: v} if v else {}
+                        out[name][v] = episode_ids(store, experiment, chosen, None, groups, cells)
+        return out
 
     def episodes(
         self,
@@ -322,12 +363,12 @@ class Sources:
         """Every pair one episode has (`compare.pairs_of`): the same id in the other sources,
         and its twins within its experiment, each found by a query on the store."""
         twins: dict[str, EpisodeRecord] = {}
-        for k in range(len(self._paths)):
-            if str(k) != source:
-                with self._open(str(k)) as other:
+        for name in self._paths:
+            if name != source:
+                with self._open(name) as other:
                     twin = other.episode(episode_id)
                 if twin is not None:
-                    twins[str(k)] = twin
+                    twins[name] = twin
         with self._open(source) as store:
             record = store.episode(episode_id)
             if record is None:
@@ -344,11 +385,11 @@ class Sources:
             records = store.episodes(experiment)
         wanted = set(ids)
         others: dict[str, dict[str, EpisodeRecord]] = {}
-        for k in range(len(self._paths)):
-            if str(k) != source:
-                with self._open(str(k)) as store:
-                    others[str(k)] = {r.id: r for r in store.episodes() if r.id in wanted}
-        found = compare_pairs(source, records, others)
+        for name in self._paths:
+            if name != source:
+                with self._open(name) as store:
+                    others[name] = {r.id: r for r in store.episodes() if r.id in wanted}
+        found = compare_pairs(source, records, others, wanted)
         return {i: found[i] for i in ids if i in found}
 
     def version(self, source: str) -> str:
@@ -366,6 +407,33 @@ class Sources:
             stats = [(s.st_size, s.st_mtime_ns) for s in (f.stat() for f in files if f.exists())]
         token = repr((tuple(row), stats))
         return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def cell_rows(tallies: list[EpisodeTally], costs: _Costs, facts: _Facts) -> list[dict[str, Any]]:
+    """The cells table's rows over `tallies` (`Sources.cells`), in the cells' order."""
+    groups: dict[CellKey, list[EpisodeTally]] = defaultdict(list)
+    for e in tallies:
+        groups[e.key].append(e)
+    out = []
+    for key in sorted(groups, key=order_key):
+        rows = groups[key]
+        model, agent, game, opponent, rounds = key
+        cooperation, invalid_rate = pooled_rates(
+            [(e.cooperative, e.valid, e.invalid) for e in rows]
+        )
+        width = max(len(e.totals) for e in rows)
+        out.append({
+            "cell": cell_text(key),
+            "model": model, "agent": agent, "game": game, "opponent": opponent,
+            "lineup": list(rows[0].lineup), "rounds": rounds, "episodes": len(rows),
+            "score": [sum(e.totals[i] for e in rows if i < len(e.totals)) / len(rows)
+                      for i in range(width)],
+            "cooperation": cooperation, "invalid_rate": invalid_rate,
+            "llm_invalid_rate": share_invalid([m for e in rows for m in e.llm]),
+            "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
+            **applying(rows, facts.get(game)),
+        })  # fmt: skip
+    return out
 
 
 def _experiment_summary(store: ResultStore, source: str, exp: str, name: str) -> dict[str, Any]:

@@ -100,7 +100,7 @@
   }
 
   // Where the pages' data comes from (the API, or an export's files), and an id in an API path.
-  const { api, exported, id: pathId } = window.StratagemSource;
+  const { api, exported, id: pathId, ref } = window.StratagemSource;
 
   function show(...nodes) { // a part a page leaves out (null) is left out, not shown as "null"
     main.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined));
@@ -163,8 +163,12 @@
     setCrumbs(el("a", { href: ["x", source, experiment] }, experiment));
     const params = Object.fromEntries(query.entries());
     const base = `/api/experiments/${encodeURIComponent(source)}/${pathId(experiment)}`;
-    const [cells, episodes, all] = await Promise.all([
+    // The cells counted over the episodes the list's filters keep (cells.js), and all of them
+    // for the filters' choices.
+    const counting = window.StratagemCells.countedBy(params);
+    const [cells, counted, episodes, all] = await Promise.all([
       api(base + "/cells"),
+      Object.keys(counting).length ? api(base + "/cells", counting) : null,
       api(base + "/episodes", params),
       api("/api/experiments"),
     ]);
@@ -214,7 +218,7 @@
       window.StratagemCharts.part(compareKit, source, experiment),
       el("h2", {}, "Cells"),
       report ? reportLinks(report) : null,
-      window.StratagemCells.part(compareKit, source, experiment, cells, params),
+      window.StratagemCells.part(compareKit, source, experiment, counted || cells, params),
       el("h2", {}, `Episodes (${episodes.total})`),
       params.group ? ANALYSIS.groupNote(compareKit, source, experiment, params.group) : null,
       form,
@@ -439,7 +443,7 @@
   const COMPARE = window.StratagemCompare;
   const ANALYSIS = window.StratagemAnalysis;
   const PAGES = window.StratagemPages || {};
-  const compareKit = { el, route, api, pathId, fmt, money, table, show, setCrumbs, exported };
+  const compareKit = { el, route, api, pathId, ref, fmt, money, table, show, setCrumbs, exported };
   const CALLS = window.StratagemCalls; // the model-call inspector (calls.js)
   const LINKS = window.StratagemLinks; // links that last (links.js)
   const callKit = { el, fmt, value, money };

@@ -2,13 +2,36 @@
 // column (click a heading; again to reverse), for the cells of an experiment (here) and the diff
 // (diff.js). Each cell row opens its episodes: the episode list filtered to the cell (`cell=<key>`,
 // web.data.listing) with the list's other filters kept. Cells are filtered by the list's game,
-// model and agent (what a cell is made of); a filter on episodes (status, outcome, search...)
-// applies to the episodes a row opens. Text enters as text nodes only.
+// model and agent (what a cell is made of), and counted over the finished episodes the list's
+// other filters keep (status, outcome, invalid moves, seat kind, a leaderboard row, the search;
+// issue 36 item 7): a row's count is the length of the list it opens. An export holds every
+// cell counted once, so there those filters apply to the episodes a row opens only, as the page
+// says. Text enters as text nodes only.
 "use strict";
 
 window.StratagemCells = (() => {
   const PER_PAGE = 50;
   const CELL_FILTERS = ["game", "model", "agent"];
+  // The list's filters the cells are counted under (web.data.sources.CELL_FOLLOWS) and its search.
+  const COUNTED_BY = ["seat_kind", "status", "invalid", "outcome", "group", "q"];
+  const NAMES = { seat_kind: "seat kind", invalid: "invalid > 0", q: "search", group: "leaderboard row" };
+
+  // The cells API's parameters for the list's `params`: those the cells are counted under.
+  function countedBy(params) {
+    return Object.fromEntries(COUNTED_BY.filter((k) => params[k]).map((k) => [k, params[k]]));
+  }
+
+  // One line saying which of the list's filters the counts follow, or, in an export (its cells
+  // counted once), that they do not.
+  function countNote(kit, params) {
+    const set = COUNTED_BY.filter((k) => params[k]);
+    if (!set.length) return null;
+    const named = set.map((k) => (k === "invalid" || k === "group" ? NAMES[k] : `${NAMES[k] || k} ${params[k]}`)).join(", ");
+    const text = kit.exported === null
+      ? `Counted over the finished episodes the list's filters keep (${named}).`
+      : `This export counts every finished episode in its cells: the list's ${named} filters apply to the episodes a row opens, not to these counts.`;
+    return kit.el("p", { class: "muted cells-counted" }, text);
+  }
   const states = {}; // a table's id -> {sort, desc, page}: kept while the page refreshes
 
   // Nulls last, numbers as numbers, text in the reader's collation.
@@ -80,8 +103,7 @@ window.StratagemCells = (() => {
     const seats = Math.max(0, ...cells.map((c) => c.score.length));
     const open = (c) => {
       const query = { ...params, cell: c.cell };
-      delete query.page;
-      delete query.group; // a cell's episodes, not a leaderboard row's
+      delete query.page; // the list's filters kept: the count is the list's length
       return kit.el("a", { href: { path: ["x", source, experiment], query }, class: "cell-link" }, kit.fmt(c.episodes));
     };
     const columns = [
@@ -107,6 +129,7 @@ window.StratagemCells = (() => {
         `${kept.length} of ${cells.length} cells` + (applied.length ? ` (${applied.join(", ")})` : "") +
           ". Click a heading to sort; a cell's episode count opens its episodes with the list's filters.",
       ),
+      countNote(kit, params),
       kept.length
         ? grid(kit, `cells-${source}-${experiment}`, columns, kept, (c) => (c.cell === params.cell ? "cell-row chosen" : "cell-row"))
         : kit.el("p", { class: "muted" }, "No cell matches these filters."),
@@ -162,7 +185,7 @@ window.StratagemCells = (() => {
   }
 
   const withheld = (kit) => kit.el("p", { class: "muted downloads" }, "A seat's export holds no downloads: they hold what every seat saw.");
-  const folder = (kit, source, experiment) => `data/x/${source}/${kit.pathId(experiment)}/download`;
+  const folder = (kit, source, experiment) => `data/x/${kit.pathId(source)}/${kit.pathId(experiment)}/download`;
 
   // The cells table as a file, its rows kept by the page's cell filters.
   function cellsDownload(kit, source, experiment, params) {
@@ -171,7 +194,8 @@ window.StratagemCells = (() => {
       return formats(kit, "Download the cells:", (f) => `${folder(kit, source, experiment)}/cells.${f}`, "(every cell of the experiment)");
     }
     const base = `/api/download/${encodeURIComponent(source)}/${kit.pathId(experiment)}/cells`;
-    return formats(kit, "Download the cells:", (f) => `${base}.${f}${query(params, (k) => CELL_FILTERS.includes(k))}`);
+    const kept = (k) => CELL_FILTERS.includes(k) || COUNTED_BY.includes(k);
+    return formats(kit, "Download the cells:", (f) => `${base}.${f}${query(params, kept)}`);
   }
 
   // The filtered episode list as a table of stratagem.open (docs/dataframes.md), picked here.
@@ -196,11 +220,11 @@ window.StratagemCells = (() => {
   // A diff as a file: its rows kept by the page's filters and "beyond the noise" (server only).
   function diffDownload(kit, sa, ea, sb, eb, params) {
     if (kit.exported !== null) {
-      const where = (f) => `data/d/${sa}/${kit.pathId(ea)}/${sb}/${kit.pathId(eb)}/download.${f}`;
+      const where = (f) => `data/d/${kit.pathId(sa)}/${kit.pathId(ea)}/${kit.pathId(sb)}/${kit.pathId(eb)}/download.${f}`;
       return formats(kit, "Download the diff:", where, "(every shared cell)");
     }
     const keep = (k) => CELL_FILTERS.includes(k) || k === "noise";
-    const q = query({ ...params, a: `${sa}/${ea}`, b: `${sb}/${eb}` }, (k) => keep(k) || k === "a" || k === "b");
+    const q = query({ ...params, a: kit.ref(sa, ea), b: kit.ref(sb, eb) }, (k) => keep(k) || k === "a" || k === "b");
     return formats(kit, "Download the diff:", (f) => `/api/download-diff/${f}${q}`);
   }
 
@@ -209,9 +233,9 @@ window.StratagemCells = (() => {
     if (kit.exported !== null && kit.exported !== "all") return null;
     const where = kit.exported === null
       ? `/api/download-episode/${encodeURIComponent(source)}/${kit.pathId(id)}.jsonl`
-      : `data/e/${source}/${kit.pathId(id)}/episode.jsonl`;
+      : `data/e/${kit.pathId(source)}/${kit.pathId(id)}/episode.jsonl`;
     return fileLink(kit, where, "download as JSONL", "download episode-download");
   }
 
-  return Object.freeze({ grid, part, cellsDownload, listDownload, diffDownload, episodeDownload });
+  return Object.freeze({ grid, part, countedBy, cellsDownload, listDownload, diffDownload, episodeDownload });
 })();

@@ -17,6 +17,8 @@ window.StratagemCompare = (() => {
   // "#/compare/<source>/<episode>": the pairs offered for this episode, and a form for any other.
   async function choose(kit, source, id) {
     const offered = await kit.api(`/api/pairs/${enc(source)}/${kit.pathId(id)}`);
+    // A source's name may hold "/": the longest name the text starts with is its source.
+    const names = (await kit.api("/api/sources")).map((s) => s.id).sort((x, y) => y.length - x.length);
     const mine = offered.pairs.map((p) => [p.kind, p.b]);
     // An export says how many of the episode's pairs it holds no alignment for.
     const left = offered.left_out
@@ -29,8 +31,9 @@ window.StratagemCompare = (() => {
         on: {
           submit: (e) => {
             e.preventDefault();
-            const [s, ...rest] = other.value.trim().split("/");
-            location.hash = kit.route(["compare", source, id, s, rest.join("/")]);
+            const text = other.value.trim();
+            const s = names.find((n) => text.startsWith(n + "/")) ?? text.split("/")[0];
+            location.hash = kit.route(["compare", source, id, s, text.slice(s.length + 1)]);
           },
         },
       },
@@ -62,7 +65,7 @@ window.StratagemCompare = (() => {
   async function page(kit, sa, a, sb, b, query) {
     const only = kit.exported && kit.exported !== "all" ? kit.exported : null; // a seat's export
     const perspective = query.get("perspective") || only || "all";
-    const got = await kit.api("/api/compare", { a: `${sa}/${a}`, b: `${sb}/${b}`, perspective });
+    const got = await kit.api("/api/compare", { a: kit.ref(sa, a), b: kit.ref(sb, b), perspective });
     const first = got.first_difference;
     const unit = got.by === "round" ? "round" : "step"; // repeated games align by round
     const seats = Math.min(got.a.seats.length, got.b.seats.length);

@@ -31,7 +31,7 @@ window.StratagemPages.diff = (() => {
       return { sources: [], refresh: () => choose(kit) };
     }
     const pick = (name) =>
-      kit.el("select", { name }, experiments.map((x) => kit.el("option", { value: `${x.source}/${x.id}` }, label(`${x.source}/${x.id}`))));
+      kit.el("select", { name }, experiments.map((x) => kit.el("option", { value: kit.ref(x.source, x.id) }, label(`${x.source}/${x.id}`))));
     const a = pick("a");
     const b = pick("b");
     if (experiments.length > 1) b.selectedIndex = 1;
@@ -39,7 +39,8 @@ window.StratagemPages.diff = (() => {
       e.preventDefault();
       const [sa, ...ea] = a.value.split("/");
       const [sb, ...eb] = b.value.split("/");
-      location.hash = kit.route(["diff", sa, ea.join("/"), sb, eb.join("/")]);
+      const name = decodeURIComponent;
+      location.hash = kit.route(["diff", name(sa), ea.join("/"), name(sb), eb.join("/")]);
     };
     kit.show(
       kit.el("h1", {}, "Diff two experiments"),
@@ -89,7 +90,7 @@ window.StratagemPages.diff = (() => {
   // and the p-value Holm-adjusted across the table, paged and sortable (cells.js), filtered by the
   // cells' game, model and agent and, with `noise=1`, to the cells that differ beyond the noise.
   async function page(kit, sa, ea, sb, eb, query) {
-    const got = await kit.api("/api/diff", { a: `${sa}/${ea}`, b: `${sb}/${eb}` });
+    const got = await kit.api("/api/diff", { a: kit.ref(sa, ea), b: kit.ref(sb, eb) });
     kit.setCrumbs(kit.el("a", { href: ["diff"] }, "diff"));
     const params = Object.fromEntries(query.entries());
     const kept = got.cells.filter(

@@ -66,7 +66,8 @@ window.StratagemLinks = (() => {
   }
 
   // The episode a link names. Where its results directory does not hold it (a directory named
-  // otherwise, or an old link's number), the directory holding its experiment `x` is tried.
+  // otherwise, or an old link's number from before sources were named by their folders), the
+  // directory holding its experiment `x` is tried.
   async function locate(kit, source, id, query, perspective) {
     const path = (s) => `/api/episodes/${encodeURIComponent(s)}/${kit.pathId(id)}`;
     const x = query.get("x");

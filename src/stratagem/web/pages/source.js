@@ -62,7 +62,7 @@ window.StratagemSource = (() => {
     if (parts[0] === "sources" && parts.length === 1) return dataFile("data/sources.js");
     if (parts[0] === "experiments" && parts.length === 1) return dataFile("data/experiments.js");
     if (parts[0] === "experiments" && parts.length === 4) {
-      const folder = `data/x/${parts[1]}/${parts[2]}`;
+      const folder = `data/x/${hex(parts[1])}/${parts[2]}`;
       if (parts[3] === "cells") return dataFile(folder + "/cells.js");
       if (parts[3] === "analysis") return dataFile(folder + "/analysis.js");
       if (parts[3] === "charts") return dataFile(folder + "/charts.js");
@@ -74,20 +74,26 @@ window.StratagemSource = (() => {
         throw new Error(`this export holds only the ${exported} perspective`);
       }
       const name = seen === "all" ? "all" : seen.replace(":", "-");
-      return dataFile(`data/e/${parts[1]}/${parts[2]}/${name}.js`);
+      return dataFile(`data/e/${hex(parts[1])}/${parts[2]}/${name}.js`);
     }
-    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/p/${parts[1]}/${parts[2]}.js`);
+    if (parts[0] === "pairs" && parts.length === 3) return dataFile(`data/p/${hex(parts[1])}/${parts[2]}.js`);
     if (parts[0] === "compare" && parts.length === 1) return exportedComparison(params);
     if (parts[0] === "diffs" && parts.length === 1) return dataFile("data/diffs.js"); // export only
     if (parts[0] === "diff" && parts.length === 1) return dataFile(`data/d/${twoRefs(params)}.js`);
     throw new Error("not in this export: " + path);
   }
 
-  // "<source>/<id>" twice as the export's folder names: "<sa>/<hex a>/<sb>/<hex b>".
+  // A source's name and an id as the API's `a=`/`b=` carry them: the name URL-encoded (it may
+  // hold "/", an id too), so the first "/" ends it.
+  function ref(source, id) {
+    return `${encodeURIComponent(source)}/${id}`;
+  }
+
+  // "<source>/<id>" twice as the export's folder names: "<hex sa>/<hex a>/<hex sb>/<hex b>".
   function twoRefs(params) {
     const part = (ref) => {
       const [source, ...rest] = String(ref || "").split("/");
-      return `${source}/${hex(rest.join("/"))}`;
+      return `${hex(decodeURIComponent(source))}/${hex(rest.join("/"))}`;
     };
     return `${part(params.a)}/${part(params.b)}`;
   }
@@ -142,5 +148,5 @@ window.StratagemSource = (() => {
     return body;
   }
 
-  return Object.freeze({ api, apiAtMostEvery, exported, id: hex });
+  return Object.freeze({ api, apiAtMostEvery, exported, id: hex, ref });
 })();

@@ -104,5 +104,5 @@ def _episode_route(sources: list[dict[str, object]], runner: Runner) -> str:
     """The viewer's in-page route of the episode: `#/e/<source>/<id>`."""
     store = (Path(runner.output) / STORE_FILE).resolve()
     found = [str(x["id"]) for x in sources if Path(str(x["path"])).resolve() == store]
-    source = found[0] if found else "0"
+    source = found[0] if found else str(sources[0]["id"])
     return f"#/e/{quote(source, safe='')}/{quote(runner.specs[0].id, safe='')}"
