@@ -183,19 +183,8 @@ class ToolAgent(LLMAgent):
             obs, lawyer, system, prompt, JsonDecisionParser(), shown, schema, context,
             lambda error: self.prompter.reask(error, obs),
         )  # fmt: skip
-        extra = self._extra(lawyer, ex)
-        decision = Decision(
-            action=game_labels[shown.index(ex.value)] if ex.value is not None else None,
-            valid=ex.value is not None,
-            attempts=ex.calls,
-            raw=tuple(ex.raw),
-            errors=tuple(ex.errors),
-            error=ex.error,
-            messages=messages_to_data(ex.conversation),
-            tokens=ex.tokens,
-            extra=extra,
-        )
-        return self.invalid.apply(decision, game_labels)
+        action = game_labels[shown.index(ex.value)] if ex.value is not None else None
+        return self.invalid.apply(self._decided(ex, action, lawyer), game_labels)
 
     async def answer(self, question: Question, observation: Observation) -> Answer:
         """A comprehension question through Fig 2.10, the tool still offered (AMBIG-13)."""
@@ -241,8 +230,12 @@ class ToolAgent(LLMAgent):
         ex = await self._exchange(
             obs, lawyer, system, prompt, JsonDecisionParser(), shown, schema, context, plain_reask
         )
-        decision = Decision(
-            action=ex.value,
+        return self.invalid.apply(self._decided(ex, ex.value, lawyer), shown)
+
+    def _decided(self, ex: Exchange, action: str | None, lawyer: LawyerTool) -> Decision:
+        """The decision an exchange came to (`action`: its label in the game's own words)."""
+        return Decision(
+            action=action,
             valid=ex.value is not None,
             attempts=ex.calls,
             raw=tuple(ex.raw),
@@ -252,7 +245,6 @@ class ToolAgent(LLMAgent):
             tokens=ex.tokens,
             extra=self._extra(lawyer, ex),
         )
-        return self.invalid.apply(decision, shown)
 
     # -- the handler loop --------------------------------------------------------------------
 
