@@ -44,6 +44,16 @@ def test_cooperation_and_the_spy_s_outcomes_apply_only_where_defined(
     by_game = cells(matrix)
     pd, rps = by_game["pd"], by_game["eq1"]
     assert "cooperation" in pd["metrics"] and "cooperation" not in rps["metrics"]
+    # In one experiment with both, the PD's cell has a cooperation rate and the RPS cell none:
+    # not in the table, nor its charts (by cell and over rounds), nor a diff.
+    assert pd["cooperation"] is not None and rps["cooperation"] is None
+    sources = Sources([matrix])
+    (x,) = sources.experiments()
+    charts = {c["game"]: c for c in sources.charts(only(sources), x["id"])["cells"]}
+    assert charts["pd"]["metrics"]["cooperation"]["n"] == 1
+    assert charts["eq1"]["metrics"]["cooperation"]["n"] == 0
+    assert "cooperation" in charts["pd"]["over_rounds"]
+    assert "cooperation" not in charts["eq1"]["over_rounds"]
     for cell in (pd, rps):
         assert cell["outcomes"] == ["seat 0 won", "seat 1 won", "draw", "tie"]
     for cell in cells(magic_results).values():

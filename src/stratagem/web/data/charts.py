@@ -115,6 +115,7 @@ def _cell(
         name: [{"round": r, **mean_interval([v for _, v in got], [s for s, _ in got])}
                for r, got in sorted(rounds.get(name, {}).items())]
         for name in ROUND_METRICS
+        if name != "cooperation" or means[name]["n"]  # none where it does not apply (RPS)
     }  # fmt: skip
     return {**cell.label, "label": _label(key), "episodes": len(cell.episodes),
             "metrics": means, "over_rounds": {k: v for k, v in over.items() if v}}  # fmt: skip

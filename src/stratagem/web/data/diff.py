@@ -35,7 +35,7 @@ the paired t (`analysis.pair_clusters`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Container, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,9 +73,13 @@ class CellEpisodes:
 
 
 def episode_metrics(
-    episodes: Iterable[EpisodeTally], costs: Mapping[str, Mapping[int, float]]
+    episodes: Iterable[EpisodeTally],
+    costs: Mapping[str, Mapping[int, float]],
+    cooperation_in: Container[str] | None = None,
 ) -> dict[CellKey, CellEpisodes]:
-    """Each cell's episodes with their metrics; `costs` is `ResultStore.seat_costs`'s answer."""
+    """Each cell's episodes with their metrics; `costs` is `ResultStore.seat_costs`'s answer.
+    `cooperation_in`: the games where cooperation means something (`applies.game_facts`;
+    None: every game); elsewhere (Rock-Paper-Scissors) it is no value, as in the cells table."""
     out: dict[CellKey, CellEpisodes] = {}
     for e in episodes:
         key = e.key
@@ -90,7 +94,10 @@ def episode_metrics(
             f"score seat {k}": total for k, total in enumerate(e.totals)
         }
         # As `cells_of` divides a cell's tallies, here one episode's.
-        values["cooperation"] = cooperative / valid if valid and cooperative >= 0 else None
+        applies = cooperation_in is None or key[2] in cooperation_in
+        values["cooperation"] = (
+            cooperative / valid if applies and valid and cooperative >= 0 else None
+        )
         values["invalid rate"] = invalid / (valid + invalid) if valid + invalid else 0.0
         values["cost usd"] = float(sum(costs.get(e.id, {}).values()))
         position = (str(e.seed), str(e.repetition))

@@ -79,7 +79,8 @@ class _Read:
 
     @functools.cached_property
     def metrics(self) -> _Metrics:
-        return episode_metrics(self._tallies, self._costs)
+        cooperation_in = {game for game, applies in self.facts.items() if applies.cooperation}
+        return episode_metrics(self._tallies, self._costs, cooperation_in)
 
 
 class Sources:
@@ -422,6 +423,9 @@ def cell_rows(tallies: list[EpisodeTally], costs: _Costs, facts: _Facts) -> list
             [(e.cooperative, e.valid, e.invalid) for e in rows]
         )
         width = max(len(e.totals) for e in rows)
+        applies = applying(rows, facts.get(game))
+        if "cooperation" not in applies["metrics"]:
+            cooperation = None  # RPS, a chat game: no cooperate/defect choice to count
         out.append({
             "cell": cell_text(key),
             "model": model, "agent": agent, "game": game, "opponent": opponent,
@@ -431,7 +435,7 @@ def cell_rows(tallies: list[EpisodeTally], costs: _Costs, facts: _Facts) -> list
             "cooperation": cooperation, "invalid_rate": invalid_rate,
             "llm_invalid_rate": share_invalid([m for e in rows for m in e.llm]),
             "cost_usd": sum(sum(costs.get(e.id, {}).values()) for e in rows),
-            **applying(rows, facts.get(game)),
+            **applies,
         })  # fmt: skip
     return out
 
