@@ -62,12 +62,15 @@ def chromium() -> Iterator[Any]:
 
 @contextmanager
 def serving(
-    *results: Path | str, env: dict[str, str] | None = None, cwd: Path | None = None
+    *results: Path | str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[str]:
     """`stratagem view RESULTS...` (and options) on a free port, run in `cwd`, until the block
-    ends; the URL it prints."""
+    ends; the URL it prints (with `?token=` on a `host` other than 127.0.0.1)."""
     proc = subprocess.Popen(
-        [COMMAND, "view", *map(str, results)],
+        [COMMAND, "view", *map(str, results), *(["--host", host] if host != "127.0.0.1" else [])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **(env or {})}, cwd=cwd,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -75,7 +78,8 @@ def serving(
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
     try:
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url), (url, proc.stderr)
+        token = r"\?token=[\w-]+" if host != "127.0.0.1" else ""
+        assert re.fullmatch(rf"http://{re.escape(host)}:\d+/{token}", url), (url, proc.stderr)
         yield url
     finally:
         proc.send_signal(signal.SIGINT)

@@ -26,12 +26,18 @@ __all__ = ["chromium"]  # the session's browser, a fixture
 
 
 @pytest.fixture(scope="module")
-def served(magic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`stratagem view` over a copy of the results with its HTML report written; the URL."""
+def reported(magic_results: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the results with its HTML report written."""
     copy = tmp_path_factory.mktemp("magic-view") / "out"
     shutil.copytree(magic_results, copy)
     build_report(copy)
-    with serving(copy) as url:
+    return copy
+
+
+@pytest.fixture(scope="module")
+def served(reported: Path) -> Iterator[str]:
+    """`stratagem view` over the reported copy; the URL."""
+    with serving(reported) as url:
         yield url
 
 
@@ -116,6 +122,15 @@ def test_a_report_link_opens_the_row_s_episodes(
         assert response.headers["content-security-policy"] == REPORT_CSP
     driver = chromium
     driver.get(url)
+    row = follow_row_link(driver, analysis)
+    assert row["group"] in driver.find_element(By.CSS_SELECTOR, ".group-note").text
+
+
+def follow_row_link(driver: Any, analysis: dict[str, Any]) -> dict[str, Any]:
+    """Click a one-episode row's link in the report shown, and wait for the viewer's list of
+    that episode; the row."""
+    from selenium.webdriver.common.by import By
+
     row = one_episode_row(analysis)
     wanted = f"group={quote(row['group'], safe='')}"
     link = wait(driver, lambda d: next(
@@ -125,4 +140,21 @@ def test_a_report_link_opens_the_row_s_episodes(
     assert link.text == row["label"]
     link.click()  # the sandboxed report navigates itself to the viewer, which finds the source
     wait(driver, lambda d: "#/x/out/" in d.current_url and episodes_heading(d) == "Episodes (1)")
-    assert row["group"] in driver.find_element(By.CSS_SELECTOR, ".group-note").text
+    return row
+
+
+def test_with_a_token_a_report_link_opens_the_row_s_episodes_too(
+    chromium: Any, reported: Path, analysis: dict[str, Any]
+) -> None:
+    """`view --host` (a token, kept in a cookie once the printed URL was opened): the sandboxed
+    report has an opaque origin, so its link is a cross-site navigation, which a SameSite=Strict
+    cookie would not follow (403)."""
+    from selenium.webdriver.common.by import By
+
+    with serving(reported, host="127.0.0.2") as printed:
+        base = printed.split("?", 1)[0]
+        driver = chromium
+        driver.get(printed)  # the person opens the printed URL: the token becomes a cookie
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "main h1, main h2"))
+        driver.get(base + report_url("out", analysis["id"]))
+        follow_row_link(driver, analysis)

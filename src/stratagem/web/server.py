@@ -178,7 +178,10 @@ class Guard:
                     cookie = SimpleCookie()
                     cookie[cookie_name] = str(self.token)
                     cookie[cookie_name]["httponly"] = True
-                    cookie[cookie_name]["samesite"] = "Strict"
+                    # Lax, not Strict: a link from the sandboxed HTML report (an opaque
+                    # origin, so cross-site) is a top-level GET and must bring it; cross-site
+                    # POSTs (the play routes', the only ones that change anything) still do not.
+                    cookie[cookie_name]["samesite"] = "Lax"
                     cookie[cookie_name]["path"] = "/"
                     headers.append((b"set-cookie", cookie[cookie_name].OutputString().encode()))
                 message = {**message, "headers": headers}
