@@ -10,13 +10,14 @@ samples) and the test, and puts the adjustment's sentence in the table's note.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stratagem.analysis.comparisons import Comparison, format_p
 from stratagem.analysis.multiple import Method, adjust_comparisons
 from stratagem.analysis.report_views import CellView, TableView, make_table
 from stratagem.analysis.unpaired import WELCH
+from stratagem.errors import StratagemError
 
 EMPTY = CellView("–", "num empty")
 
@@ -28,6 +29,15 @@ class ComparedRow:
     labels: tuple[object, ...]
     comparison: Comparison | None
     reason: str = ""
+
+
+def compared_row(labels: tuple[object, ...], compare: Callable[[], Comparison]) -> ComparedRow:
+    """A row of `compare()`'s comparison, or, where it refuses (too few pairs, nothing paired),
+    the row that says why."""
+    try:
+        return ComparedRow(labels, compare())
+    except StratagemError as exc:
+        return ComparedRow(labels, None, f"not compared: {exc}")
 
 
 def adjust_rows(

@@ -33,11 +33,12 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from functools import partial
 
 import numpy as np
 
 from stratagem.analysis.cell_comparison import compare_cells, settled
-from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.comparison_table import ComparedRow, compared_row, comparison_table
 from stratagem.analysis.comparisons import Comparison, compare_paired
 from stratagem.analysis.report_data import listing
 from stratagem.analysis.report_views import Block, Heading, Note
@@ -155,24 +156,16 @@ def comparison_rows(
     for why, a, b in compared_pairs(rows, vanilla, pgm):
         sa, sb = shares[a], shares[b]
         labels = (b, a, why)
-        try:
-            out.append(ComparedRow((*labels, "W"), compare_w(sa, sb, level)))
-        except StratagemError as exc:
-            out.append(ComparedRow((*labels, "W"), None, f"not compared: {exc}"))
+        out.append(compared_row((*labels, "W"), partial(compare_w, sa, sb, level)))
         for comp in COMPETITIONS:
             if comp not in sa or comp not in sb:
                 continue
             clusters = {k: _setting(k) for k in (*sa[comp], *sb[comp])}
-            label = (*labels, COMPETITION_LABELS[comp])
-            try:
-                c = compare_cells(
-                    sa[comp], sb[comp], paired_by=PAIRED_BY, clusters=clusters,
-                    cluster_by=CLUSTER_BY, level=level,
-                )  # fmt: skip
-            except StratagemError as exc:
-                out.append(ComparedRow(label, None, f"not compared: {exc}"))
-                continue
-            out.append(ComparedRow(label, c))
+            compare = partial(
+                compare_cells, sa[comp], sb[comp], paired_by=PAIRED_BY, clusters=clusters,
+                cluster_by=CLUSTER_BY, level=level,
+            )  # fmt: skip
+            out.append(compared_row((*labels, COMPETITION_LABELS[comp]), compare))
     return out
 
 

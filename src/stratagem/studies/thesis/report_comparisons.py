@@ -28,13 +28,13 @@ import dataclasses
 import itertools
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from stratagem.analysis.cell_comparison import compare_cells
-from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.comparison_table import ComparedRow, compared_row, comparison_table
 from stratagem.analysis.noise_floor import NoiseFloor, noise_floor, own_cell
 from stratagem.analysis.report_views import Block, Heading, Note
-from stratagem.errors import StratagemError
 from stratagem.studies.thesis.importer import NO_ATTITUDE, SUMMARY_EVENT
 from stratagem.studies.thesis.report_data import ThesisData, arch_name
 from stratagem.studies.thesis.tables import ARCH_TITLES
@@ -107,15 +107,11 @@ def comparison_rows(
     for a, b in compared_cells(list(values)):
         clusters = {k: k[: len(SETTING)] for k in (*values[a], *values[b])}
         labels = (cell_name(b), cell_name(a))
-        try:
-            c = compare_cells(
-                values[a], values[b], paired_by=PAIRED_BY, clusters=clusters,
-                cluster_by=CLUSTER_BY, level=level,
-            )  # fmt: skip
-        except StratagemError as exc:
-            out.append(ComparedRow(labels, None, f"not compared: {exc}"))
-            continue
-        out.append(ComparedRow(labels, c))
+        compare = partial(
+            compare_cells, values[a], values[b], paired_by=PAIRED_BY, clusters=clusters,
+            cluster_by=CLUSTER_BY, level=level,
+        )  # fmt: skip
+        out.append(compared_row(labels, compare))
     return out
 
 

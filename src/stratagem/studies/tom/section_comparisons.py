@@ -27,13 +27,13 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from functools import partial
 
 from stratagem.analysis.cell_comparison import compare_cells
-from stratagem.analysis.comparison_table import ComparedRow, comparison_table
+from stratagem.analysis.comparison_table import ComparedRow, compared_row, comparison_table
 from stratagem.analysis.noise_floor import NoiseFloor, noise_floor
 from stratagem.analysis.report_data import ReportData
 from stratagem.analysis.report_views import Block, Heading, Note
-from stratagem.errors import StratagemError
 from stratagem.studies.tom.belief_accuracy import kl_points
 from stratagem.studies.tom.extract import tom_data
 from stratagem.studies.tom.options import TomOptions
@@ -118,15 +118,11 @@ def comparison_rows(games: Sequence[TomGame], options: TomOptions) -> list[Compa
                 continue
             labels = (model, measure, f"{b} group", f"{a} group")
             clusters = {k: k[0] for k in (*va, *vb)}
-            try:
-                c = compare_cells(
-                    va, vb, paired_by=PAIRED_BY, clusters=clusters, cluster_by=CLUSTER_BY,
-                    level=options.level,
-                )  # fmt: skip
-            except StratagemError as exc:
-                out.append(ComparedRow(labels, None, f"not compared: {exc}"))
-                continue
-            out.append(ComparedRow(labels, c))
+            compare = partial(
+                compare_cells, va, vb, paired_by=PAIRED_BY, clusters=clusters,
+                cluster_by=CLUSTER_BY, level=options.level,
+            )  # fmt: skip
+            out.append(compared_row(labels, compare))
     return out
 
 
