@@ -11,7 +11,12 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stratagem.analysis.cell_comparison import compare_cells
-from stratagem.analysis.comparison_table import ComparedRow, adjust_rows, comparison_table
+from stratagem.analysis.comparison_table import (
+    ComparedRow,
+    adjust_rows,
+    compared_row,
+    comparison_table,
+)
 from stratagem.analysis.comparisons import CLUSTER_T, PAIRED_T, compare_paired, format_p
 from stratagem.analysis.unpaired import WELCH, welch
 from stratagem.errors import StratagemError
@@ -146,3 +151,12 @@ def test_a_cluster_robust_error_that_is_zero_up_to_rounding_gives_no_p_value() -
     assert raw.se is not None and raw.se < 1e-12  # the residue the guard is for
     assert c.estimate == pytest.approx(-1 / 3)
     assert (c.p, c.se) == (None, 0.0) and c.ci_low == c.ci_high == c.estimate
+
+
+def test_a_compared_row_says_why_a_comparison_was_refused() -> None:
+    a, b = {0: 1.0, 1: 2.0, 2: 4.0}, {0: 2.0, 1: 2.5, 2: 5.0}
+    paired = compared_row(("a",), lambda: compare_paired(a, b, paired_by="seed"))
+    assert paired.comparison is not None and paired.reason == ""
+    refused = compared_row(("b",), lambda: compare_cells({1: 1.0}, {2: 2.0}, paired_by="seed"))
+    assert refused.comparison is None and refused.reason.startswith("not compared: ")
+    assert refused.labels == ("b",)
