@@ -203,6 +203,12 @@ def _secured(response: Response) -> Response:
     return response
 
 
+def _listed(request: Request) -> tuple[Mapping[str, str], str | None]:
+    """The episode list's filters and search text in a request (the cells follow them too)."""
+    q = request.query_params
+    return {k: q[k] for k in FILTERS if q.get(k)}, q.get("q") or None
+
+
 def _page(request: Request, number: str) -> int:
     text = request.query_params.get(number, "0")
     if not text.isdigit():
@@ -306,29 +312,23 @@ def build_app(
         return route
 
     async def episodes(request: Request) -> Response:
-        source, q = request.path_params["source"], request.query_params
-        filters: Mapping[str, str] = {k: q[k] for k in FILTERS if q.get(k)}
+        source, (filters, query) = request.path_params["source"], _listed(request)
         try:
             experiment, number = _id(request, "experiment"), _page(request, "page")
         except _BadRequest as exc:
             return error(str(exc), 400)
         return await answer(
-            lambda s: s.episodes(
-                source, experiment, filters=filters, query=q.get("q") or None, page=number
-            )
+            lambda s: s.episodes(source, experiment, filters=filters, query=query, page=number)
         )
 
     async def cells(request: Request) -> Response:
         """The cells, counted over the episodes the list's filters and search keep."""
-        source, q = request.path_params["source"], request.query_params
-        filters: Mapping[str, str] = {k: q[k] for k in FILTERS if q.get(k)}
+        source, (filters, query) = request.path_params["source"], _listed(request)
         try:
             experiment = _id(request, "experiment")
         except _BadRequest as exc:
             return error(str(exc), 400)
-        return await answer(
-            lambda s: s.cells(source, experiment, filters=filters, query=q.get("q") or None)
-        )
+        return await answer(lambda s: s.cells(source, experiment, filters=filters, query=query))
 
     async def episode(request: Request) -> Response:
         source = request.path_params["source"]
@@ -398,18 +398,15 @@ def build_app(
 
     async def download(request: Request) -> Response:
         """`<what>.<format>`: the cells, or a table of `stratagem.open` for the filtered list."""
-        source, q = request.path_params["source"], request.query_params
+        source, (filters, query) = request.path_params["source"], _listed(request)
         what, _, fmt = request.path_params["name"].partition(".")
-        filters = {k: q[k] for k in FILTERS if q.get(k)}
         try:
             experiment = _id(request, "experiment")
             downloads.check_format(fmt)
         except (_BadRequest, BadQuery) as exc:
             return error(str(exc), 400)
         return await send_file(
-            lambda s: downloads.experiment_file(
-                s, source, experiment, what, fmt, filters, q.get("q") or None
-            ),
+            lambda s: downloads.experiment_file(s, source, experiment, what, fmt, filters, query),
             fmt,
         )
 
