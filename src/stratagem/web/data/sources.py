@@ -17,7 +17,7 @@ import functools
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,10 @@ class _Read:
         self.ids: dict[str, list[str]] = defaultdict(list)
         for e in tallies:
             self.ids[cell_text(e.key)].append(e.id)
+
+    def rows_of(self, ids: Container[str]) -> list[dict[str, Any]]:
+        """The cells counted again over the episodes `ids` only (a filtered list's)."""
+        return cell_rows([e for e in self._tallies if e.id in ids], self._costs, self.facts)
 
     @functools.cached_property
     def metrics(self) -> _Metrics:
@@ -216,11 +220,11 @@ class Sources:
         """One row per cell of the finished episodes (`analysis.cells`): every seat's mean
         payoff, seat 0's cooperation and invalid rate, the invalid rate of every LLM seat's
         moves (`Cell.llm_invalid_rate`, None without an LLM seat; what the page shows), and the
-        cell's spend. Kept while the
-        store's `version()` is unchanged (read first, so a commit during the read only makes
-        the next call read again). With the episode list's `filters` (those of
-        `CELL_FOLLOWS`; game, model and agent pick whole rows on the page) or its search
-        `query`, the cells are counted again over the finished episodes the list shows."""
+        cell's spend. Kept while the store's `version()` is unchanged (read first, so a commit
+        during the read only makes the next call read again). With the episode list's
+        `filters` (those of `CELL_FOLLOWS`; game, model and agent pick whole rows on the page)
+        or its search `query`, the cells are counted again over the finished episodes the list
+        shows."""
         read = self._kept(source, experiment)
         chosen = {k: v for k, v in (filters or {}).items() if v != "" and k in CELL_FOLLOWS}
         rows = read.rows
@@ -230,8 +234,7 @@ class Sources:
                 groups = self._analysis(source, experiment, latest=False).groups
             with self._open(source) as store:
                 ids = episode_ids(store, experiment, chosen, query, groups)
-            tallies = [e for e in read._tallies if e.id in ids]
-            rows = cell_rows(tallies, read._costs, read.facts)
+            rows = read.rows_of(ids)
         # A copy (a row's values are numbers, text or flat lists), so no caller changes it.
         return [{k: list(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
 
